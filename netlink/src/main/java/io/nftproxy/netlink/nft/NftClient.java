@@ -1,0 +1,321 @@
+package io.nftproxy.netlink.nft;
+
+import static io.nftproxy.netlink.nft.NfTables.*;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+import io.nftproxy.ffi.Errno;
+import io.nftproxy.ffi.NativeException;
+import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.ffi.NetlinkSocket;
+import io.nftproxy.netlink.msg.MessageWriter;
+import io.nftproxy.netlink.msg.Netlink;
+import io.nftproxy.netlink.msg.NlError;
+import io.nftproxy.netlink.msg.NlMessage;
+
+/**
+ * Talks nf_tables to the kernel over one NETLINK_NETFILTER socket: commits transactions as
+ * atomic batches, dumps objects back into the model, reads the generation id. Not thread-safe.
+ */
+public final class NftClient implements AutoCloseable {
+    private static final int MIN_SOCKET_BUFFER = 4 << 20;
+    private static final int MAX_SOCKET_BUFFER = 1 << 30;
+    private static final int RECEIVE_BUFFER = 1 << 20;
+    private static final int DUMP_RETRIES = 10;
+
+    private final NetlinkSocket socket;
+    private final MessageWriter writer = new MessageWriter(1 << 16);
+    private final ByteBuffer rx = ByteBuffer.allocateDirect(RECEIVE_BUFFER).order(ByteOrder.nativeOrder());
+    private int sendBuffer;
+    private int receiveBuffer;
+
+    private NftClient(NetlinkSocket socket) throws NativeException {
+        this.socket = socket;
+        // The kernel runs a batch inside sendmsg, so replies are queued by the time it returns; the
+        // timeout only guards against a reply that never comes.
+        socket.setReceiveTimeout(Duration.ofSeconds(120));
+        resizeBuffers(MIN_SOCKET_BUFFER, MIN_SOCKET_BUFFER);
+    }
+
+    /** A client for the caller's network namespace. */
+    public static NftClient open() throws NftException {
+        return open(null);
+    }
+
+    /** A client for the given network namespace (null: the caller's). */
+    public static NftClient open(NetNamespace ns) throws NftException {
+        NetlinkSocket s = null;
+        try {
+            s = NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER, ns);
+            return new NftClient(s);
+        } catch (NativeException e) {
+            if (s != null) {
+                s.close();
+            }
+            throw new NftException("opening nf_tables netlink socket" + (ns == null ? "" : " in " + ns), e);
+        }
+    }
+
+    private void resizeBuffers(int send, int receive) throws NativeException {
+        if (send > sendBuffer || receive > receiveBuffer) {
+            sendBuffer = Math.max(send, sendBuffer);
+            receiveBuffer = Math.max(receive, receiveBuffer);
+            socket.setBufferSizes(sendBuffer, receiveBuffer);
+        }
+    }
+
+    // ------------------------------------------------------------------ commit
+
+    /**
+     * Sends the transaction as one batch and waits for the kernel's verdict. On success every
+     * operation is applied; on failure none is, and the exception names the failing operation.
+     */
+    public CommitStats commit(Transaction tx) throws NftException {
+        if (tx.isEmpty()) {
+            return CommitStats.EMPTY;
+        }
+        long t0 = System.nanoTime();
+        List<Op> ops = tx.ops();
+        writer.reset();
+        int begin = socket.nextSequence();
+        writeBatchMarker(Netlink.NFNL_MSG_BATCH_BEGIN, begin);
+        // Message n of the batch carries sequence begin + 1 + n; msgOp[n] is the op that wrote it.
+        int[][] msgOp = {new int[ops.size() + 8]};
+        int[] count = {0};
+        for (int i = 0; i < ops.size(); i++) {
+            final int opIndex = i;
+            NftCodec.encode(writer, ops.get(i), () -> {
+                int n = count[0]++;
+                if (n == msgOp[0].length) {
+                    msgOp[0] = java.util.Arrays.copyOf(msgOp[0], n * 2);
+                }
+                msgOp[0][n] = opIndex;
+                return begin + 1 + n;
+            }, i == ops.size() - 1 ? Netlink.NLM_F_ACK : 0);
+        }
+        int messages = count[0];
+        int lastSeq = begin + messages;
+        int end = lastSeq + 1;
+        writeBatchMarker(Netlink.NFNL_MSG_BATCH_END, end);
+        socket.skipSequencesTo(end);
+        ByteBuffer batch = writer.finish();
+        long t1 = System.nanoTime();
+        try {
+            int bytes = batch.limit();
+            resizeBuffers(Math.min(MAX_SOCKET_BUFFER, bytes + (1 << 20)),
+                    Math.min(MAX_SOCKET_BUFFER, Math.max(MIN_SOCKET_BUFFER, messages * 128)));
+            drain();
+            socket.send(batch);
+            List<TransactionException.Failure> failures = new ArrayList<>();
+            boolean done = false;
+            while (!done) {
+                if (!socket.receive(rx, true)) {
+                    throw new NftException("no reply from the kernel to a batch of " + messages + " messages",
+                            Errno.EAGAIN, null);
+                }
+                for (NlMessage m : NlMessage.split(rx)) {
+                    if (!m.isError()) {
+                        continue;
+                    }
+                    NlError e = m.error();
+                    if (e.seq() == lastSeq && e.isAck()) {
+                        done = true;
+                    } else if (!e.isAck()) {
+                        int idx = e.seq() - begin - 1;
+                        if (idx >= 0 && idx < messages) {
+                            int op = msgOp[0][idx];
+                            failures.add(new TransactionException.Failure(op, ops.get(op), e.errno(),
+                                    e.extAckMessage()));
+                            if (e.seq() == lastSeq) {
+                                done = true;
+                            }
+                        } else if (e.seq() == begin) {
+                            failures.add(new TransactionException.Failure(-1, null, e.errno(), e.extAckMessage()));
+                        }
+                    }
+                }
+            }
+            long t2 = System.nanoTime();
+            if (!failures.isEmpty()) {
+                throw new TransactionException(failures, ops.size());
+            }
+            return new CommitStats(ops.size(), messages, bytes, t1 - t0, t2 - t1);
+        } catch (NativeException e) {
+            if (e.errno() == Errno.ENOBUFS) {
+                throw new NftException("the kernel's replies to a batch of " + messages
+                        + " messages overflowed the receive buffer; the batch was "
+                        + "likely rejected: retry with a full sync", e);
+            }
+            throw new NftException("committing " + ops.size() + " operations", e);
+        }
+    }
+
+    private void writeBatchMarker(int type, int seq) {
+        writer.beginMessage(type, Netlink.NLM_F_REQUEST, seq);
+        writer.nfgenmsg(0, Netlink.NFNL_SUBSYS_NFTABLES);
+        writer.endMessage();
+    }
+
+    /** Discards anything left queued (a late reply of an earlier request) before a new request. */
+    private void drain() throws NativeException {
+        while (socket.receive(rx, false)) {
+            // discard
+        }
+    }
+
+    // ------------------------------------------------------------------ dumps
+
+    public List<Table> listTables(Family family) throws NftException {
+        return dump(NFT_MSG_GETTABLE, family, null, null, NFT_MSG_NEWTABLE, NftCodec::decodeTable);
+    }
+
+    public List<Chain> listChains(Family family, String table) throws NftException {
+        List<Chain> all = dump(NFT_MSG_GETCHAIN, family, table, null, NFT_MSG_NEWCHAIN, NftCodec::decodeChain);
+        return table == null ? all : all.stream().filter(c -> c.table().equals(table)).toList();
+    }
+
+    /** Rules of a table, or of one chain of it when {@code chain} is not null; in chain order. */
+    public List<Rule> listRules(Family family, String table, String chain) throws NftException {
+        return dump(NFT_MSG_GETRULE, family, table, chain, NFT_MSG_NEWRULE, NftCodec::decodeRule);
+    }
+
+    public List<NftSet> listSets(Family family, String table) throws NftException {
+        return dump(NFT_MSG_GETSET, family, table, null, NFT_MSG_NEWSET, NftCodec::decodeSet);
+    }
+
+    public List<SetElement> listElements(Family family, String table, String set) throws NftException {
+        List<SetElement> out = new ArrayList<>();
+        for (Elements e : dump(NFT_MSG_GETSETELEM, family, table, set, NFT_MSG_NEWSETELEM,
+                NftCodec::decodeElements)) {
+            out.addAll(e.elements());
+        }
+        return out;
+    }
+
+    /** Reads a whole table. Costly for big tables (the kernel's chain dump is quadratic): not for the sync path. */
+    public TableContents readTable(Family family, String table) throws NftException {
+        Table t = listTables(family).stream().filter(x -> x.name().equals(table)).findFirst()
+                .orElseThrow(() -> new NftException("table " + family.keyword() + " " + table, Errno.ENOENT, null));
+        List<NftSet> sets = listSets(family, table);
+        Map<String, List<SetElement>> elements = new LinkedHashMap<>();
+        for (NftSet s : sets) {
+            elements.put(s.name(), listElements(family, table, s.name()));
+        }
+        return new TableContents(t, listChains(family, table), sets, elements, listRules(family, table, null));
+    }
+
+    /** Whether the table exists. */
+    public boolean hasTable(Family family, String table) throws NftException {
+        return listTables(family).stream().anyMatch(t -> t.name().equals(table));
+    }
+
+    /** The ruleset generation id; it changes with every successful commit by anyone. */
+    public long generation() throws NftException {
+        try {
+            drain();
+            writer.reset();
+            int seq = socket.nextSequence();
+            writer.beginMessage(NftCodec.type(NFT_MSG_GETGEN), Netlink.NLM_F_REQUEST, seq);
+            writer.nfgenmsg(0, 0);
+            writer.endMessage();
+            socket.send(writer.finish());
+            while (true) {
+                if (!socket.receive(rx, true)) {
+                    throw new NftException("no reply to GETGEN", Errno.EAGAIN, null);
+                }
+                for (NlMessage m : NlMessage.split(rx)) {
+                    if (m.seq() != seq) {
+                        continue;
+                    }
+                    if (m.isError()) {
+                        throw new NftException("reading the generation id", m.error().errno(),
+                                m.error().extAckMessage());
+                    }
+                    if (m.nfMsgType() == NFT_MSG_NEWGEN) {
+                        return m.nfAttrs().be32(NFTA_GEN_ID, 0) & 0xffffffffL;
+                    }
+                }
+            }
+        } catch (NativeException e) {
+            throw new NftException("reading the generation id", e);
+        }
+    }
+
+    private <T> List<T> dump(int getMsg, Family family, String table, String name, int replyMsg,
+                             Function<NlMessage, T> decode) throws NftException {
+        String what = "listing " + describeDump(getMsg) + (table == null ? "" : " of table " + table)
+                + (name == null ? "" : " " + name);
+        try {
+            for (int attempt = 0; ; attempt++) {
+                drain();
+                writer.reset();
+                int seq = socket.nextSequence();
+                NftCodec.encodeDump(writer, getMsg, family, table, name, seq);
+                socket.send(writer.finish());
+                List<T> out = new ArrayList<>();
+                boolean interrupted = false;
+                boolean done = false;
+                while (!done) {
+                    if (!socket.receive(rx, true)) {
+                        throw new NftException(what + ": no reply", Errno.EAGAIN, null);
+                    }
+                    for (NlMessage m : NlMessage.split(rx)) {
+                        if (m.seq() != seq) {
+                            continue;
+                        }
+                        if ((m.flags() & Netlink.NLM_F_DUMP_INTR) != 0) {
+                            interrupted = true;
+                        }
+                        if (m.isDone()) {
+                            done = true;
+                            break;
+                        }
+                        if (m.isError()) {
+                            NlError e = m.error();
+                            if (e.isAck()) {
+                                done = true;
+                                break;
+                            }
+                            throw new NftException(what, e.errno(), e.extAckMessage());
+                        }
+                        if (m.nfMsgType() == replyMsg) {
+                            T v = decode.apply(m);
+                            if (family == null || family.code() == m.nfFamily()) {
+                                out.add(v);
+                            }
+                        }
+                    }
+                }
+                // A dump interrupted by a concurrent commit may be inconsistent: read it again.
+                if (!interrupted || attempt >= DUMP_RETRIES) {
+                    return out;
+                }
+            }
+        } catch (NativeException e) {
+            throw new NftException(what, e);
+        }
+    }
+
+    private static String describeDump(int getMsg) {
+        return switch (getMsg) {
+            case NFT_MSG_GETTABLE -> "tables";
+            case NFT_MSG_GETCHAIN -> "chains";
+            case NFT_MSG_GETRULE -> "rules";
+            case NFT_MSG_GETSET -> "sets";
+            case NFT_MSG_GETSETELEM -> "elements";
+            default -> "objects";
+        };
+    }
+
+    @Override
+    public void close() {
+        socket.close();
+    }
+}

@@ -1,0 +1,129 @@
+package io.nftproxy.netlink.nft;
+
+import static io.nftproxy.netlink.nft.NfTables.*;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+
+import io.nftproxy.ffi.Errno;
+import io.nftproxy.ffi.NativeException;
+import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.ffi.NetlinkSocket;
+import io.nftproxy.netlink.msg.Netlink;
+import io.nftproxy.netlink.msg.NlMessage;
+import io.nftproxy.netlink.nft.expr.Exprs;
+
+/**
+ * Subscribes to NFNLGRP_NFTABLES and decodes the kernel's change events: whoever commits (nft,
+ * another proxy, an operator), we see which table, chain or set changed.
+ */
+public final class NftMonitor implements AutoCloseable {
+    private final NetlinkSocket socket;
+    private final ByteBuffer rx = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.nativeOrder());
+    private final Deque<NftEvent> pending = new ArrayDeque<>();
+    private Duration currentTimeout;
+
+    private NftMonitor(NetlinkSocket socket) {
+        this.socket = socket;
+    }
+
+    public static NftMonitor open(NetNamespace ns) throws NftException {
+        NetlinkSocket s = null;
+        try {
+            s = NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER, ns);
+            s.setBufferSizes(1 << 20, 16 << 20);
+            s.joinGroup(Netlink.NFNLGRP_NFTABLES);
+            return new NftMonitor(s);
+        } catch (NativeException e) {
+            if (s != null) {
+                s.close();
+            }
+            throw new NftException("subscribing to nf_tables events", e);
+        }
+    }
+
+    /**
+     * The next event, waiting up to {@code timeout}; null when none came in time.
+     *
+     * @throws NftException with errno ENOBUFS when events were lost because we read too slowly
+     */
+    public NftEvent next(Duration timeout) throws NftException {
+        if (!pending.isEmpty()) {
+            return pending.poll();
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try {
+            while (pending.isEmpty()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return null;
+                }
+                Duration d = Duration.ofNanos(Math.max(left, 1_000_000));
+                if (!d.equals(currentTimeout)) {
+                    socket.setReceiveTimeout(d);
+                    currentTimeout = d;
+                }
+                if (!socket.receive(rx, true)) {
+                    continue;
+                }
+                for (NlMessage m : NlMessage.split(rx)) {
+                    NftEvent e = decode(m);
+                    if (e != null) {
+                        pending.add(e);
+                    }
+                }
+            }
+            return pending.poll();
+        } catch (NativeException e) {
+            if (e.errno() == Errno.ENOBUFS) {
+                throw new NftException("nf_tables events were lost (receive buffer overrun)", Errno.ENOBUFS, null);
+            }
+            throw new NftException("reading nf_tables events", e);
+        }
+    }
+
+    static NftEvent decode(NlMessage m) {
+        if (m.nfSubsystem() != Netlink.NFNL_SUBSYS_NFTABLES) {
+            return null;
+        }
+        int t = m.nfMsgType();
+        Family f;
+        try {
+            f = Family.of(m.nfFamily());
+        } catch (IllegalArgumentException e) {
+            f = null;
+        }
+        try {
+            return switch (t) {
+                case NFT_MSG_NEWTABLE, NFT_MSG_DELTABLE ->
+                        new NftEvent(NftEvent.Type.TABLE, t == NFT_MSG_DELTABLE, f, NftCodec.decodeTable(m), 0, m.pid());
+                case NFT_MSG_NEWCHAIN, NFT_MSG_DELCHAIN ->
+                        new NftEvent(NftEvent.Type.CHAIN, t == NFT_MSG_DELCHAIN, f, NftCodec.decodeChain(m), 0, m.pid());
+                case NFT_MSG_NEWRULE, NFT_MSG_DELRULE ->
+                        new NftEvent(NftEvent.Type.RULE, t == NFT_MSG_DELRULE, f, NftCodec.decodeRule(m), 0, m.pid());
+                case NFT_MSG_NEWSET, NFT_MSG_DELSET ->
+                        new NftEvent(NftEvent.Type.SET, t == NFT_MSG_DELSET, f, NftCodec.decodeSet(m), 0, m.pid());
+                case NFT_MSG_NEWSETELEM, NFT_MSG_DELSETELEM ->
+                        new NftEvent(NftEvent.Type.ELEMENTS, t == NFT_MSG_DELSETELEM, f, NftCodec.decodeElements(m), 0,
+                                m.pid());
+                case NFT_MSG_NEWGEN -> new NftEvent(NftEvent.Type.GENERATION, false, null, null,
+                        m.nfAttrs().be32(NFTA_GEN_ID, 0) & 0xffffffffL, m.pid());
+                default -> null;
+            };
+        } catch (Exprs.UnsupportedExpressionException e) {
+            // A rule with an expression we do not model: still report that the chain changed.
+            io.nftproxy.netlink.msg.Attrs a = m.nfAttrs();
+            Rule r = new Rule(f, a.string(NFTA_RULE_TABLE), a.string(NFTA_RULE_CHAIN), java.util.List.of(), null,
+                    a.be64(NFTA_RULE_HANDLE, 0));
+            return new NftEvent(NftEvent.Type.RULE, t == NFT_MSG_DELRULE, f, r, 0, m.pid());
+        }
+    }
+
+    @Override
+    public void close() {
+        socket.close();
+    }
+}

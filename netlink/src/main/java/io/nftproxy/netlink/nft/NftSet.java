@@ -1,0 +1,68 @@
+package io.nftproxy.netlink.nft;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A named set or map. {@code key} lists the fields of the key (more than one: a concatenation such
+ * as {@code ipv4_addr . inet_proto . inet_service}); {@code data} is null for a set,
+ * {@link DataType#VERDICT} for a verdict map, or a value type for a data map. {@code flags} holds
+ * the NFT_SET_* flags the caller chose (interval, timeout, constant, dynamic); the map flag follows
+ * from {@code data}. Timeouts are in milliseconds, 0 for none.
+ */
+public record NftSet(Family family, String table, String name, List<DataType> key, DataType data, int flags,
+                     long timeoutMs, String comment) implements NftObject {
+
+    public NftSet {
+        Objects.requireNonNull(family, "family");
+        NftSyntax.checkName("table", table);
+        NftSyntax.checkName("set", name);
+        key = List.copyOf(key);
+        if (key.isEmpty()) {
+            throw new IllegalArgumentException("set " + name + " needs a key type");
+        }
+        if (timeoutMs > 0) {
+            flags |= NfTables.NFT_SET_TIMEOUT;
+        }
+        flags &= ~NfTables.NFT_SET_MAP;
+        if (data != null) {
+            flags |= NfTables.NFT_SET_MAP;
+        }
+    }
+
+    public static NftSet set(Family family, String table, String name, DataType... key) {
+        return new NftSet(family, table, name, List.of(key), null, 0, 0, null);
+    }
+
+    public static NftSet map(Family family, String table, String name, DataType data, DataType... key) {
+        return new NftSet(family, table, name, List.of(key), data, 0, 0, null);
+    }
+
+    public NftSet withFlags(int f) {
+        return new NftSet(family, table, name, key, data, flags | f, timeoutMs, comment);
+    }
+
+    public NftSet withTimeout(long ms) {
+        return new NftSet(family, table, name, key, data, flags, ms, comment);
+    }
+
+    public NftSet withComment(String c) {
+        return new NftSet(family, table, name, key, data, flags, timeoutMs, c);
+    }
+
+    public boolean isMap() {
+        return data != null;
+    }
+
+    public boolean isVerdictMap() {
+        return DataType.VERDICT.equals(data);
+    }
+
+    public int keyLength() {
+        return DataType.keyLength(key);
+    }
+
+    public boolean has(int flag) {
+        return (flags & flag) != 0;
+    }
+}

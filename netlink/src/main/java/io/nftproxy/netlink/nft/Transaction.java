@@ -1,0 +1,80 @@
+package io.nftproxy.netlink.nft;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * An ordered list of operations that the kernel applies as one nfnetlink batch: all of them, or
+ * none. Prints itself as the nft script that would do the same.
+ */
+public final class Transaction {
+    private final List<Op> ops = new ArrayList<>();
+
+    public Transaction add(NftObject o) {
+        return op(Op.Verb.ADD, o);
+    }
+
+    public Transaction create(NftObject o) {
+        return op(Op.Verb.CREATE, o);
+    }
+
+    public Transaction insert(Rule r) {
+        return op(Op.Verb.INSERT, r);
+    }
+
+    public Transaction replace(Rule r) {
+        return op(Op.Verb.REPLACE, r);
+    }
+
+    public Transaction flush(NftObject o) {
+        return op(Op.Verb.FLUSH, o);
+    }
+
+    public Transaction delete(NftObject o) {
+        return op(Op.Verb.DELETE, o);
+    }
+
+    public Transaction destroy(NftObject o) {
+        return op(Op.Verb.DESTROY, o);
+    }
+
+    public Transaction op(Op.Verb verb, NftObject o) {
+        ops.add(new Op(verb, o));
+        return this;
+    }
+
+    public Transaction addAll(Transaction other) {
+        ops.addAll(other.ops);
+        return this;
+    }
+
+    public List<Op> ops() {
+        return Collections.unmodifiableList(ops);
+    }
+
+    public int size() {
+        return ops.size();
+    }
+
+    public boolean isEmpty() {
+        return ops.isEmpty();
+    }
+
+    /** The nft script equivalent to this transaction, one command a line. */
+    @Override
+    public String toString() {
+        // Element keys print by their set's type when the set is declared in this transaction.
+        java.util.Map<String, NftSet> sets = new java.util.HashMap<>();
+        for (Op op : ops) {
+            if (op.object() instanceof NftSet s) {
+                sets.put(s.name(), s);
+            }
+        }
+        StringBuilder sb = new StringBuilder();
+        for (Op op : ops) {
+            sb.append(NftPrinter.operation(op, sets::get)).append('\n');
+        }
+        return sb.toString();
+    }
+}

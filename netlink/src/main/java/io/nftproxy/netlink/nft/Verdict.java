@@ -1,0 +1,68 @@
+package io.nftproxy.netlink.nft;
+
+import java.util.Objects;
+
+/** A verdict: accept, drop, continue, return, or jump/goto to a named chain. */
+public record Verdict(Kind kind, String chain) implements Data {
+    public enum Kind {
+        ACCEPT(NfTables.NF_ACCEPT, "accept"),
+        DROP(NfTables.NF_DROP, "drop"),
+        QUEUE(NfTables.NF_QUEUE, "queue"),
+        CONTINUE(NfTables.NFT_CONTINUE, "continue"),
+        BREAK(NfTables.NFT_BREAK, "break"),
+        JUMP(NfTables.NFT_JUMP, "jump"),
+        GOTO(NfTables.NFT_GOTO, "goto"),
+        RETURN(NfTables.NFT_RETURN, "return");
+
+        private final int code;
+        private final String keyword;
+
+        Kind(int code, String keyword) {
+            this.code = code;
+            this.keyword = keyword;
+        }
+
+        public int code() {
+            return code;
+        }
+
+        public String keyword() {
+            return keyword;
+        }
+
+        public static Kind of(int code) {
+            for (Kind k : values()) {
+                if (k.code == code) {
+                    return k;
+                }
+            }
+            throw new IllegalArgumentException("unknown verdict code " + code);
+        }
+    }
+
+    public static final Verdict ACCEPT = new Verdict(Kind.ACCEPT, null);
+    public static final Verdict DROP = new Verdict(Kind.DROP, null);
+    public static final Verdict CONTINUE = new Verdict(Kind.CONTINUE, null);
+    public static final Verdict RETURN = new Verdict(Kind.RETURN, null);
+
+    public Verdict {
+        Objects.requireNonNull(kind, "kind");
+        boolean needsChain = kind == Kind.JUMP || kind == Kind.GOTO;
+        if (needsChain != (chain != null)) {
+            throw new IllegalArgumentException(needsChain ? kind.keyword + " needs a chain" : kind.keyword + " takes no chain");
+        }
+    }
+
+    public static Verdict jump(String chain) {
+        return new Verdict(Kind.JUMP, chain);
+    }
+
+    public static Verdict goTo(String chain) {
+        return new Verdict(Kind.GOTO, chain);
+    }
+
+    @Override
+    public String toString() {
+        return chain == null ? kind.keyword : kind.keyword + " " + NftSyntax.quoteName(chain);
+    }
+}

@@ -1,0 +1,66 @@
+package io.nftproxy.netlink.nft.expr;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.nftproxy.netlink.msg.Attrs;
+import io.nftproxy.netlink.msg.MessageWriter;
+import io.nftproxy.netlink.nft.NfTables;
+
+/** The NFTA_RULE_EXPRESSIONS list: encoding a rule's expressions and decoding them by name. */
+public final class Exprs {
+    private Exprs() {
+    }
+
+    public static void encodeList(MessageWriter w, int attrType, List<Expr> exprs) {
+        int list = w.beginNested(attrType);
+        for (Expr e : exprs) {
+            int elem = w.beginNested(NfTables.NFTA_LIST_ELEM);
+            w.putString(NfTables.NFTA_EXPR_NAME, e.name());
+            int data = w.beginNested(NfTables.NFTA_EXPR_DATA);
+            e.encode(w);
+            w.endNested(data);
+            w.endNested(elem);
+        }
+        w.endNested(list);
+    }
+
+    public static List<Expr> decodeList(Attrs list) {
+        List<Expr> out = new ArrayList<>();
+        for (Attrs.Attr elem : list.all()) {
+            Attrs e = elem.nested();
+            String name = e.string(NfTables.NFTA_EXPR_NAME);
+            Attrs data = e.nested(NfTables.NFTA_EXPR_DATA);
+            out.add(decode(name, data == null ? Attrs.parse(java.nio.ByteBuffer.allocate(0)) : data));
+        }
+        return out;
+    }
+
+    public static Expr decode(String name, Attrs a) {
+        return switch (name) {
+            case "payload" -> Payload.decode(a);
+            case "cmp" -> Cmp.decode(a);
+            case "meta" -> Meta.decode(a);
+            case "immediate" -> Immediate.decode(a);
+            case "lookup" -> Lookup.decode(a);
+            case "numgen" -> Numgen.decode(a);
+            case "ct" -> Ct.decode(a);
+            case "nat" -> Nat.decode(a);
+            case "masq" -> Masq.decode(a);
+            case "fib" -> Fib.decode(a);
+            case "counter" -> Counter.decode(a);
+            case "dynset" -> Dynset.decode(a);
+            case "bitwise" -> Bitwise.decode(a);
+            case "byteorder" -> Byteorder.decode(a);
+            case "reject" -> Reject.decode(a);
+            default -> throw new UnsupportedExpressionException(name);
+        };
+    }
+
+    /** An expression type this library does not model (written by someone else into a table we read). */
+    public static final class UnsupportedExpressionException extends IllegalArgumentException {
+        public UnsupportedExpressionException(String name) {
+            super("unsupported nf_tables expression '" + name + "'");
+        }
+    }
+}
