@@ -20,6 +20,11 @@ public record DataType(int id, String name, int length) {
     private static final List<DataType> KNOWN =
             List.of(VERDICT, INTEGER, ETHER_ADDR, IPV4_ADDR, IPV6_ADDR, INET_PROTO, INET_SERVICE, MARK, IFNAME);
 
+    /** nft's byte order of the type: 1 host (marks, integers), 2 big endian (addresses, ports). */
+    public int byteorder() {
+        return id == MARK.id || id == INTEGER.id ? 1 : id == VERDICT.id ? 0 : 2;
+    }
+
     /** Bits per field in a concatenated type id (TYPE_BITS). */
     public static final int TYPE_BITS = 6;
 

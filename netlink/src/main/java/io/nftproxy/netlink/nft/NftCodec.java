@@ -229,9 +229,7 @@ public final class NftCodec {
                 w.endNested(concat);
                 w.endNested(desc);
             }
-            if (s.comment() != null) {
-                w.putBytes(NFTA_SET_USERDATA, udata(NFTNL_UDATA_SET_COMMENT, s.comment()));
-            }
+            w.putBytes(NFTA_SET_USERDATA, setUdata(s));
         }
         w.endMessage();
     }
@@ -359,6 +357,29 @@ public final class NftCodec {
         out[1] = (byte) (s.length + 1);
         System.arraycopy(s, 0, out, 2, s.length);
         return out;
+    }
+
+    /**
+     * The user data nft keeps with a set: the byte order of key and data (nft needs it to print
+     * host-order values such as marks) and the comment. The kernel stores it opaquely.
+     */
+    static byte[] setUdata(NftSet s) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        udataU32(out, NFTNL_UDATA_SET_KEYBYTEORDER, s.key().size() > 1 ? 0 : s.key().get(0).byteorder());
+        if (s.data() != null) {
+            udataU32(out, NFTNL_UDATA_SET_DATABYTEORDER, s.isVerdictMap() ? 0 : s.data().byteorder());
+        }
+        if (s.comment() != null) {
+            out.writeBytes(udata(NFTNL_UDATA_SET_COMMENT, s.comment()));
+        }
+        return out.toByteArray();
+    }
+
+    private static void udataU32(java.io.ByteArrayOutputStream out, int type, int value) {
+        out.write(type);
+        out.write(4);
+        // Host order, as libnftnl writes a uint32_t.
+        out.writeBytes(java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.nativeOrder()).putInt(value).array());
     }
 
     static String udataString(byte[] udata, int type) {

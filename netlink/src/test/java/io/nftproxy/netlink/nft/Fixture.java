@@ -32,7 +32,6 @@ final class Fixture {
     static final String T = "nftp";
     static final int R9 = 9;   // NFT_REG32_01
     static final int R10 = 10; // NFT_REG32_02
-    static final int R11 = 11; // NFT_REG32_03
 
     final Table ip = new Table(Family.IP, T);
     final Table ip6 = new Table(Family.IP6, T);
@@ -96,8 +95,8 @@ final class Fixture {
 
         // rules: the service dispatch
         tx.add(rule(Family.IP, "prerouting",
-                Payload.network(R9, 16, 4), Meta.load(Meta.NFT_META_L4PROTO, R10), Payload.transport(R11, 2, 2),
-                Lookup.map("services", R9, NFT_REG_VERDICT)));
+                Payload.network(NFT_REG_1, 16, 4), Meta.load(Meta.NFT_META_L4PROTO, R9), Payload.transport(R10, 2, 2),
+                Lookup.map("services", NFT_REG_1, NFT_REG_VERDICT)));
         tx.add(rule(Family.IP, "prerouting",
                 Fib.daddrType(NFT_REG_1), Cmp.eq(NFT_REG_1, Bytes.host32(Fib.RTN_LOCAL)), Counter.zero(),
                 Immediate.verdict(Verdict.jump("no-endpoints"))).withComment("node ports"));
@@ -168,8 +167,8 @@ final class Fixture {
         tx.add(Elements.of(v6svc, List.of(SetElement.of(key(Bytes.ip("fd00:96::10"), Bytes.u8(6), Bytes.be16(80)),
                 Verdict.goTo("ep-fd00--5")))));
         tx.add(rule(Family.IP6, "prerouting",
-                Payload.network(R9, 24, 16), Meta.load(Meta.NFT_META_L4PROTO, 13), Payload.transport(14, 2, 2),
-                Lookup.map("services6", R9, NFT_REG_VERDICT)));
+                Payload.network(NFT_REG_1, 24, 16), Meta.load(Meta.NFT_META_L4PROTO, NFT_REG_2), Payload.transport(13, 2, 2),
+                Lookup.map("services6", NFT_REG_1, NFT_REG_VERDICT)));
         tx.add(rule(Family.IP6, "ep-fd00--5",
                 Meta.load(Meta.NFT_META_L4PROTO, NFT_REG_1), Cmp.eq(NFT_REG_1, Bytes.u8(6)),
                 Immediate.value(NFT_REG_1, Bytes.ip("fd00::5")), Immediate.value(NFT_REG_2, Bytes.be16(8080)),
