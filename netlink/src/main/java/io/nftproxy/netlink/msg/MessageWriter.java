@@ -85,6 +85,13 @@ public final class MessageWriter {
         pad();
     }
 
+    /** Raw bytes inside the open message (fixed headers such as struct nlmsgerr), then padding. */
+    public void putRaw(byte[] bytes) {
+        ensure(Netlink.align(bytes.length));
+        buf.put(bytes);
+        pad();
+    }
+
     /** A NUL-terminated string, as the kernel's NLA_STRING / NLA_NUL_STRING policies accept. */
     public void putString(int type, String value) {
         byte[] s = value.getBytes(StandardCharsets.UTF_8);
