@@ -1,0 +1,26 @@
+package io.nftproxy.proxy.cli;
+
+import io.nftproxy.ffi.Errno;
+import io.nftproxy.netlink.nft.NftException;
+
+/** Turns failures into messages that say what to do. */
+final class Errors {
+    private Errors() {
+    }
+
+    static String explain(Throwable t) {
+        if (t instanceof NftException ne && (ne.errno() == Errno.EPERM || ne.errno() == Errno.EACCES)) {
+            return ne.getMessage() + " -- run as root or with CAP_NET_ADMIN";
+        }
+        if (t instanceof io.nftproxy.ffi.NativeException ne && ne.errno() == Errno.ENOENT
+                && ne.getMessage().contains("/run/netns")) {
+            return ne.getMessage() + " -- create it with 'ip netns add NAME' or check --netns";
+        }
+        if (t.getCause() instanceof io.nftproxy.ffi.NativeException ne && ne.errno() == Errno.ENOENT
+                && t.getMessage().contains("/run/netns")) {
+            return t.getMessage() + " -- create it with 'ip netns add NAME' or check --netns";
+        }
+        String m = t.getMessage();
+        return m == null ? t.toString() : m;
+    }
+}

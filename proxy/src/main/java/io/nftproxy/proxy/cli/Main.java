@@ -1,0 +1,24 @@
+package io.nftproxy.proxy.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The nftproxy command line. */
+@Command(name = "nftproxy", mixinStandardHelpOptions = true, version = "nftproxy 0.1.0",
+        description = "A Kubernetes service proxy that programs nf_tables over netlink.",
+        subcommands = {RunCommand.class, DumpCommand.class, CleanupCommand.class})
+public final class Main {
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs a command line and returns its exit code (tests call this). */
+    public static int execute(String... args) {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+            cmd.getErr().println("nftproxy: " + Errors.explain(ex));
+            return 1;
+        });
+        return cl.execute(args);
+    }
+}

@@ -1,0 +1,184 @@
+package io.nftproxy.proxy.cli;
+
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.source.KubernetesSource;
+import io.nftproxy.proxy.source.ManifestSource;
+import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.SyncListener;
+import io.nftproxy.proxy.sync.SyncLoop;
+import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.sync.Syncer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** Runs the proxy: watch the source, keep the kernel's rules in sync. */
+@Command(name = "run", mixinStandardHelpOptions = true, description = "Run the service proxy.")
+final class RunCommand implements Callable<Integer> {
+    private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
+
+    @Option(names = "--manifests", paramLabel = "DIR", description = "Read Services, EndpointSlices and Nodes from this directory (watched).")
+    Path manifests;
+
+    @Option(names = "--kubeconfig", paramLabel = "PATH", description = "Watch a cluster through this kubeconfig.")
+    Path kubeconfig;
+
+    @Option(names = "--in-cluster", description = "Watch the cluster this pod runs in (service account).")
+    boolean inCluster;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "A KubeProxyConfiguration file; flags override it.")
+    Path config;
+
+    @Option(names = "--hostname-override", paramLabel = "NAME", description = "This node's name (default: the host name).")
+    String hostname;
+
+    @Option(names = "--node-ip", split = ",", paramLabel = "IP", description = "This node's primary IPs.")
+    List<String> nodeIPs = new ArrayList<>();
+
+    @Option(names = "--cluster-cidr", split = ",", paramLabel = "CIDR", description = "The pod network(s).")
+    List<String> clusterCIDRs;
+
+    @Option(names = "--service-cidr", split = ",", paramLabel = "CIDR", description = "The service network(s): unallocated IPs are dropped.")
+    List<String> serviceCIDRs = new ArrayList<>();
+
+    @Option(names = "--nodeport-addresses", split = ",", paramLabel = "CIDR|primary", description = "Where NodePorts are served (default: primary).")
+    List<String> nodePortAddresses;
+
+    @Option(names = "--masquerade-all", description = "Masquerade all traffic to ClusterIPs.")
+    Boolean masqueradeAll;
+
+    @Option(names = "--masquerade-bit", paramLabel = "N", description = "Mark bit for traffic to masquerade (default 14: 0x4000).")
+    Integer masqueradeBit;
+
+    @Option(names = "--min-sync-period", paramLabel = "D", description = "Minimum time between syncs (default 1s).")
+    String minSyncPeriod;
+
+    @Option(names = "--sync-period", paramLabel = "D", description = "Time between full re-syncs (default 30s).")
+    String syncPeriod;
+
+    @Option(names = "--once", description = "One full sync, then exit.")
+    boolean once;
+
+    @Option(names = "--mode", paramLabel = "nftables|iptables", defaultValue = "nftables", description = "Backend (default: ${DEFAULT-VALUE}).")
+    String mode;
+
+    @Option(names = "--healthz-bind-address", paramLabel = "HOST:PORT", description = "Health endpoint (default 0.0.0.0:10256).")
+    String healthzBindAddress;
+
+    @Option(names = "--metrics-bind-address", paramLabel = "HOST:PORT", description = "Metrics endpoint (default 127.0.0.1:10249).")
+    String metricsBindAddress;
+
+    @Mixin
+    NetnsOption ns = new NetnsOption();
+
+    ProxyConfig proxyConfig() throws Exception {
+        ConfigFile file = config == null ? null : ConfigFile.read(config);
+        String host = hostname != null ? hostname
+                : file != null && file.hostnameOverride() != null ? file.hostnameOverride()
+                : InetAddress.getLocalHost().getHostName();
+        List<InetAddress> ips = new ArrayList<>();
+        for (String s : nodeIPs) {
+            ips.add(Inet.parse(s.trim()));
+        }
+        List<Cidr> cluster = cidrs(clusterCIDRs != null ? clusterCIDRs : file != null ? file.clusterCIDRs() : List.of());
+        List<Cidr> services = cidrs(serviceCIDRs);
+        List<String> npa = nodePortAddresses != null ? nodePortAddresses : file != null ? file.nodePortAddresses() : List.of();
+        List<Cidr> npaCidrs = npa.size() == 1 && npa.get(0).equals("primary") ? List.of() : cidrs(npa);
+        boolean masqAll = masqueradeAll != null ? masqueradeAll : file != null && Boolean.TRUE.equals(file.masqueradeAll());
+        int bit = masqueradeBit != null ? masqueradeBit : file != null && file.masqueradeBit() != null ? file.masqueradeBit() : 14;
+        Duration min = Durations.parse(minSyncPeriod != null ? minSyncPeriod
+                : file != null && file.minSyncPeriod() != null ? file.minSyncPeriod() : "1s");
+        Duration full = Durations.parse(syncPeriod != null ? syncPeriod
+                : file != null && file.syncPeriod() != null ? file.syncPeriod() : "30s");
+        return new ProxyConfig(host, ips, cluster, services, npaCidrs, masqAll, bit, min, full, ns.table);
+    }
+
+    private static List<Cidr> cidrs(List<String> in) {
+        List<Cidr> out = new ArrayList<>();
+        for (String s : in) {
+            if (!s.isBlank()) {
+                out.add(Cidr.parse(s.trim()));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (!"nftables".equals(mode)) {
+            if ("iptables".equals(mode)) {
+                System.err.println("nftproxy: --mode iptables (the kube-proxy reference backend) is not available"
+                        + " in this build; use --mode nftables");
+            } else {
+                System.err.println("nftproxy: unknown --mode '" + mode + "' (expected nftables or iptables)");
+            }
+            return 2;
+        }
+        int sources = (manifests != null ? 1 : 0) + (kubeconfig != null ? 1 : 0) + (inCluster ? 1 : 0);
+        if (sources != 1) {
+            System.err.println("nftproxy: give exactly one of --manifests DIR, --kubeconfig PATH or --in-cluster");
+            return 2;
+        }
+        ProxyConfig cfg = proxyConfig();
+        ObjectStore store = new ObjectStore(cfg.hostname());
+        try (NftClient client = NftClient.open(ns.namespace());
+             AutoCloseable source = startSource(store)) {
+            Syncer syncer = new Syncer(client, new NftRenderer(cfg), cfg.table());
+            SyncListener log = new SyncListener() {
+                @Override
+                public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
+                    LOG.info("{} sync: {} service ports, {} chains changed, {} chains / {} rules / {} elements owned,"
+                                    + " {} ops in {} messages, {} ms (kernel {} ms)",
+                            r.full() ? "full" : "partial", snap.state().services().size(), r.changedChains(),
+                            r.chains(), r.rules(), r.elements(), r.commit().operations(), r.commit().messages(),
+                            nanos / 1_000_000, r.commit().kernelNanos() / 1_000_000);
+                }
+            };
+            try (SyncLoop loop = new SyncLoop(store, syncer, cfg.minSyncPeriod(), cfg.syncPeriod(), log)) {
+                if (once) {
+                    SyncResult r = loop.syncOnce(true);
+                    ObjectStore.Snapshot snap = store.snapshot();
+                    snap.errors().values().forEach(e -> System.err.println("nftproxy: " + e));
+                    r.rejectedServices().forEach(e -> System.err.println("nftproxy: kernel refused " + e));
+                    System.out.println("synced " + r.chains() + " chains, " + r.rules() + " rules, " + r.elements()
+                            + " set elements into table " + cfg.table() + (ns.netns == null ? "" : " in namespace " + ns.netns));
+                    return 0;
+                }
+                CountDownLatch stop = new CountDownLatch(1);
+                Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "shutdown"));
+                loop.start();
+                LOG.info("nftproxy running for node {} (table {}{})", cfg.hostname(), cfg.table(),
+                        ns.netns == null ? "" : ", namespace " + ns.netns);
+                stop.await();
+                // Rules stay in the kernel on exit, as kube-proxy leaves them: traffic keeps flowing.
+                return 0;
+            }
+        }
+    }
+
+    private AutoCloseable startSource(ObjectStore store) throws Exception {
+        if (manifests != null) {
+            ManifestSource m = new ManifestSource(manifests, store);
+            m.start(!once);
+            return m;
+        }
+        KubernetesSource k = new KubernetesSource(kubeconfig, store);
+        k.start(once);
+        return k;
+    }
+}

@@ -1,0 +1,61 @@
+package io.nftproxy.proxy.config;
+
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.List;
+
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.IpFamily;
+
+/**
+ * The proxy's settings (flags and KubeProxyConfiguration merged). {@code nodePortAddresses} empty
+ * means "primary": the node's own primary IPs.
+ */
+public record ProxyConfig(
+        String hostname,
+        List<InetAddress> nodeIPs,
+        List<Cidr> clusterCIDRs,
+        List<Cidr> serviceCIDRs,
+        List<Cidr> nodePortAddresses,
+        boolean masqueradeAll,
+        int masqueradeBit,
+        Duration minSyncPeriod,
+        Duration syncPeriod,
+        String table) {
+
+    public static final String DEFAULT_TABLE = "nftproxy";
+
+    public ProxyConfig {
+        nodeIPs = List.copyOf(nodeIPs);
+        clusterCIDRs = List.copyOf(clusterCIDRs);
+        serviceCIDRs = List.copyOf(serviceCIDRs);
+        nodePortAddresses = List.copyOf(nodePortAddresses);
+        if (masqueradeBit < 0 || masqueradeBit > 31) {
+            throw new IllegalArgumentException("masquerade bit " + masqueradeBit + " is not in [0, 31]");
+        }
+        if (hostname == null || hostname.isEmpty()) {
+            throw new IllegalArgumentException("the node name is empty (set --hostname-override)");
+        }
+    }
+
+    public int masqueradeMark() {
+        return 1 << masqueradeBit;
+    }
+
+    public List<Cidr> clusterCIDRs(IpFamily f) {
+        return clusterCIDRs.stream().filter(c -> c.family() == f).toList();
+    }
+
+    public List<Cidr> serviceCIDRs(IpFamily f) {
+        return serviceCIDRs.stream().filter(c -> c.family() == f).toList();
+    }
+
+    public List<Cidr> nodePortAddresses(IpFamily f) {
+        return nodePortAddresses.stream().filter(c -> c.family() == f).toList();
+    }
+
+    public static ProxyConfig defaults(String hostname) {
+        return new ProxyConfig(hostname, List.of(), List.of(), List.of(), List.of(), false, 14,
+                Duration.ofSeconds(1), Duration.ofSeconds(30), DEFAULT_TABLE);
+    }
+}

@@ -1,0 +1,35 @@
+package io.nftproxy.proxy.model;
+
+import java.util.Locale;
+
+/** Service protocols kube-proxy programs, with their IP protocol numbers. */
+public enum Protocol {
+    TCP(6), UDP(17), SCTP(132);
+
+    private final int number;
+
+    Protocol(int number) {
+        this.number = number;
+    }
+
+    public int number() {
+        return number;
+    }
+
+    public String lower() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Parses a Kubernetes protocol ("TCP", "UDP", "SCTP"; empty means TCP). */
+    public static Protocol parse(String s) {
+        if (s == null || s.isEmpty()) {
+            return TCP;
+        }
+        for (Protocol p : values()) {
+            if (p.name().equals(s)) {
+                return p;
+            }
+        }
+        throw new IllegalArgumentException("unknown protocol '" + s + "' (expected TCP, UDP or SCTP)");
+    }
+}

@@ -1,0 +1,29 @@
+package io.nftproxy.proxy.render;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.SetElement;
+
+/**
+ * What one contributor (the global skeleton, or one service port) puts into a family's table:
+ * chains it owns, sets it owns, and elements it adds to sets (its own or shared ones). Fragments
+ * of unchanged services are reused as they are, which keeps a partial sync proportional to the
+ * change. {@code unmanagedSets} names owned sets whose elements the kernel writes (affinity).
+ */
+public record Fragment(Map<String, DesiredChain> chains, Map<String, NftSet> sets,
+                       Map<String, List<SetElement>> elements, java.util.Set<String> unmanagedSets) {
+    public static final Fragment EMPTY = new Fragment(Map.of(), Map.of(), Map.of(), java.util.Set.of());
+
+    public Fragment {
+        chains = Collections.unmodifiableMap(new LinkedHashMap<>(chains));
+        sets = Collections.unmodifiableMap(new LinkedHashMap<>(sets));
+        Map<String, List<SetElement>> copy = new LinkedHashMap<>();
+        elements.forEach((k, v) -> copy.put(k, List.copyOf(v)));
+        elements = Collections.unmodifiableMap(copy);
+        unmanagedSets = java.util.Set.copyOf(unmanagedSets);
+    }
+}

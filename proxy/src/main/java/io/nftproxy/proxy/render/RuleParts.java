@@ -1,0 +1,200 @@
+package io.nftproxy.proxy.render;
+
+import static io.nftproxy.netlink.nft.NfTables.NFT_REG_1;
+import static io.nftproxy.netlink.nft.NfTables.NFT_REG_2;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.Verdict;
+import io.nftproxy.netlink.nft.expr.Bitwise;
+import io.nftproxy.netlink.nft.expr.Cmp;
+import io.nftproxy.netlink.nft.expr.Ct;
+import io.nftproxy.netlink.nft.expr.Dynset;
+import io.nftproxy.netlink.nft.expr.Expr;
+import io.nftproxy.netlink.nft.expr.Fib;
+import io.nftproxy.netlink.nft.expr.Immediate;
+import io.nftproxy.netlink.nft.expr.Lookup;
+import io.nftproxy.netlink.nft.expr.Meta;
+import io.nftproxy.netlink.nft.expr.Nat;
+import io.nftproxy.netlink.nft.expr.Numgen;
+import io.nftproxy.netlink.nft.expr.Payload;
+import io.nftproxy.netlink.nft.expr.Reject;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.Protocol;
+
+/**
+ * The expression sequences the renderer combines into rules, encoded exactly as nft encodes the
+ * same statements (registers included), so {@code nft list} shows what nft itself would write.
+ */
+final class RuleParts {
+    private final IpFamily family;
+
+    RuleParts(IpFamily family) {
+        this.family = family;
+    }
+
+    /** Register of a 32-bit slot, numbered as nft numbers them (16-byte registers where aligned). */
+    static int reg(int slot) {
+        return slot % 4 == 0 ? NFT_REG_1 + slot / 4 : NfTables.NFT_REG32_00 + slot;
+    }
+
+    private int saddrOffset() {
+        return family == IpFamily.V4 ? 12 : 8;
+    }
+
+    private int daddrOffset() {
+        return family == IpFamily.V4 ? 16 : 24;
+    }
+
+    private int addrSlots() {
+        return family.addressBytes() / 4;
+    }
+
+    Expr loadSaddr(int reg) {
+        return Payload.network(reg, saddrOffset(), family.addressBytes());
+    }
+
+    Expr loadDaddr(int reg) {
+        return Payload.network(reg, daddrOffset(), family.addressBytes());
+    }
+
+    /** {@code ip daddr . meta l4proto . th dport} loaded from register 1 on. */
+    List<Expr> daddrProtoPort() {
+        int s = addrSlots();
+        return List.of(loadDaddr(reg(0)), Meta.load(Meta.NFT_META_L4PROTO, reg(s)), Payload.transport(reg(s + 1), 2, 2));
+    }
+
+    /** {@code meta l4proto . th dport} from register 1 on. */
+    List<Expr> protoPort() {
+        return List.of(Meta.load(Meta.NFT_META_L4PROTO, reg(0)), Payload.transport(reg(1), 2, 2));
+    }
+
+    /** {@code ip saddr . ip daddr}. */
+    List<Expr> saddrDaddr() {
+        return List.of(loadSaddr(reg(0)), loadDaddr(reg(addrSlots())));
+    }
+
+    static Expr lookup(String set) {
+        return Lookup.member(set, NFT_REG_1);
+    }
+
+    static Expr notIn(String set) {
+        return Lookup.member(set, NFT_REG_1).withInvert();
+    }
+
+    static Expr vmap(String map) {
+        return Lookup.map(map, NFT_REG_1, NfTables.NFT_REG_VERDICT);
+    }
+
+    static Expr verdict(Verdict v) {
+        return Immediate.verdict(v);
+    }
+
+    /** {@code fib daddr type local}. */
+    static List<Expr> daddrLocal() {
+        return List.of(Fib.daddrType(NFT_REG_1), Cmp.eq(NFT_REG_1, Bytes.host32(Fib.RTN_LOCAL)));
+    }
+
+    /** {@code fib saddr type local}: the packet comes from this node. */
+    static List<Expr> saddrLocal() {
+        return List.of(new Fib(NFT_REG_1, Fib.NFT_FIB_RESULT_ADDRTYPE, Fib.NFTA_FIB_F_SADDR),
+                Cmp.eq(NFT_REG_1, Bytes.host32(Fib.RTN_LOCAL)));
+    }
+
+    /** {@code ct state new}. */
+    static List<Expr> ctStateNew() {
+        return List.of(Ct.load(Ct.NFT_CT_STATE, NFT_REG_1),
+                new Bitwise(NFT_REG_1, NFT_REG_1, 4, Bytes.host32(Ct.STATE_NEW), Bytes.host32(0)),
+                new Cmp(NFT_REG_1, Cmp.Op.NEQ, Bytes.host32(0)));
+    }
+
+    /** {@code ct status dnat}. */
+    static List<Expr> ctStatusDnat() {
+        return List.of(Ct.load(Ct.NFT_CT_STATUS, NFT_REG_1),
+                new Bitwise(NFT_REG_1, NFT_REG_1, 4, Bytes.host32(Ct.STATUS_DNAT), Bytes.host32(0)),
+                new Cmp(NFT_REG_1, Cmp.Op.NEQ, Bytes.host32(0)));
+    }
+
+    /** {@code meta mark set meta mark | mark}. */
+    static List<Expr> setMark(int mark) {
+        return List.of(Meta.load(Meta.NFT_META_MARK, NFT_REG_1),
+                new Bitwise(NFT_REG_1, NFT_REG_1, 4, Bytes.host32(~mark), Bytes.host32(mark)),
+                Meta.store(Meta.NFT_META_MARK, NFT_REG_1));
+    }
+
+    /** {@code meta mark & mark == 0}. */
+    static List<Expr> markClear(int mark) {
+        return List.of(Meta.load(Meta.NFT_META_MARK, NFT_REG_1),
+                new Bitwise(NFT_REG_1, NFT_REG_1, 4, Bytes.host32(mark), Bytes.host32(0)),
+                Cmp.eq(NFT_REG_1, Bytes.host32(0)));
+    }
+
+    /** {@code meta mark set meta mark ^ mark}: clear the bit so a re-routed packet is not masqueraded twice. */
+    static List<Expr> flipMark(int mark) {
+        return List.of(Meta.load(Meta.NFT_META_MARK, NFT_REG_1),
+                new Bitwise(NFT_REG_1, NFT_REG_1, 4, Bytes.host32(0xffffffff), Bytes.host32(mark)),
+                Meta.store(Meta.NFT_META_MARK, NFT_REG_1));
+    }
+
+    /** {@code numgen random mod m == 0}: true with probability 1/m, fresh for every rule. */
+    static List<Expr> oneIn(int m) {
+        return List.of(Numgen.random(NFT_REG_1, m), Cmp.eq(NFT_REG_1, Bytes.host32(0)));
+    }
+
+    static List<Expr> l4proto(Protocol p) {
+        return List.of(Meta.load(Meta.NFT_META_L4PROTO, NFT_REG_1), Cmp.eq(NFT_REG_1, Bytes.u8(p.number())));
+    }
+
+    /** {@code meta l4proto P dnat to addr:port}. */
+    List<Expr> dnat(Protocol p, InetAddress addr, int port) {
+        List<Expr> out = new ArrayList<>(l4proto(p));
+        out.add(Immediate.value(NFT_REG_1, Bytes.ip(addr)));
+        out.add(Immediate.value(NFT_REG_2, Bytes.be16(port)));
+        out.add(Nat.dnat(family.nft().code(), NFT_REG_1, NFT_REG_2));
+        return out;
+    }
+
+    /** {@code ip saddr @set}. */
+    List<Expr> saddrIn(String set) {
+        return List.of(loadSaddr(NFT_REG_1), lookup(set));
+    }
+
+    /** {@code update @set { ip saddr timeout T }}. */
+    List<Expr> rememberSaddr(String set, long timeoutMs) {
+        return List.of(loadSaddr(NFT_REG_1), new Dynset(set, Dynset.NFT_DYNSET_OP_UPDATE, NFT_REG_1, 0, timeoutMs));
+    }
+
+    /** {@code ip saddr PREFIX}: a masked compare, no set to bind. */
+    List<Expr> saddrInPrefix(Cidr c) {
+        List<Expr> out = new ArrayList<>();
+        int len = family.addressBytes();
+        out.add(loadSaddr(NFT_REG_1));
+        if (c.prefix() < len * 8) {
+            byte[] mask = new byte[len];
+            for (int i = 0; i < len; i++) {
+                int keep = Math.max(0, Math.min(8, c.prefix() - i * 8));
+                mask[i] = (byte) (0xff << (8 - keep));
+            }
+            out.add(new Bitwise(NFT_REG_1, NFT_REG_1, len, Bytes.of(mask), Bytes.of(new byte[len])));
+        }
+        out.add(Cmp.eq(NFT_REG_1, Bytes.ip(c.network())));
+        return out;
+    }
+
+    /** ICMP (or ICMPv6) port unreachable: what REJECT sends for every protocol. */
+    Expr reject() {
+        return new Reject(Reject.NFT_REJECT_ICMP_UNREACH,
+                family == IpFamily.V4 ? Reject.ICMP_PORT_UNREACH : Reject.ICMPV6_PORT_UNREACH);
+    }
+
+    static List<Expr> concat(List<Expr> a, Expr... more) {
+        List<Expr> out = new ArrayList<>(a);
+        out.addAll(List.of(more));
+        return out;
+    }
+}

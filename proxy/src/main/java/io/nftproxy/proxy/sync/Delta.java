@@ -1,0 +1,279 @@
+package io.nftproxy.proxy.sync;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.Elements;
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.Transaction;
+import io.nftproxy.proxy.render.DesiredChain;
+import io.nftproxy.proxy.render.Fragment;
+
+/**
+ * The change from the committed state of one table to a new one, computed from the fragments of
+ * the contributors that changed only. It writes the operations in an order the kernel accepts
+ * within one transaction (references go before what they reference is deleted; what is referenced
+ * exists before references to it are added), and after the kernel accepted them it updates the
+ * committed state. With {@code reassert}, everything it touches is re-sent (flushed and added
+ * again) to repair drift.
+ */
+final class Delta {
+    private final TableState state;
+    private final Map<String, Fragment> replaced = new LinkedHashMap<>();
+    private final boolean reassert;
+
+    private final Map<String, DesiredChain> chainsAdded = new LinkedHashMap<>();
+    private final Map<String, DesiredChain> chainsChanged = new LinkedHashMap<>();
+    private final Map<String, Chain> chainsRemoved = new LinkedHashMap<>();
+    private final Map<String, NftSet> setsAdded = new LinkedHashMap<>();
+    private final Map<String, NftSet> setsRemoved = new LinkedHashMap<>();
+    private final Map<String, List<SetElement>> elementsRemoved = new LinkedHashMap<>();
+    private final Map<String, List<SetElement>> elementsAdded = new LinkedHashMap<>();
+    private final Set<String> setsFlushed = new LinkedHashSet<>();
+    private final Map<String, Map<Bytes, TableState.Contribution>> newContributions = new HashMap<>();
+    private final Map<String, String> newOwners = new HashMap<>();
+
+    /**
+     * @param changes contributor id (service port name, or {@link TableState#GLOBALS}) to its new
+     *                fragment, or to null when the contributor is gone
+     */
+    Delta(TableState state, Map<String, Fragment> changes, boolean reassert) {
+        this.state = state;
+        this.reassert = reassert;
+        this.replaced.putAll(changes);
+        compute();
+    }
+
+    boolean isEmpty() {
+        return chainsAdded.isEmpty() && chainsChanged.isEmpty() && chainsRemoved.isEmpty() && setsAdded.isEmpty()
+                && setsRemoved.isEmpty() && elementsRemoved.isEmpty() && elementsAdded.isEmpty() && setsFlushed.isEmpty();
+    }
+
+    private void compute() {
+        // Chains and sets are owned by exactly one contributor: compare old and new fragment.
+        Map<String, Integer> refDelta = new HashMap<>();
+        Map<String, Map<Bytes, List<SetElement>>> added = new HashMap<>();
+        Map<String, Map<Bytes, Integer>> removedRefs = new HashMap<>();
+        for (Map.Entry<String, Fragment> e : replaced.entrySet()) {
+            Fragment old = state.fragments.getOrDefault(e.getKey(), Fragment.EMPTY);
+            Fragment neu = e.getValue() == null ? Fragment.EMPTY : e.getValue();
+            for (DesiredChain c : neu.chains().values()) {
+                DesiredChain was = state.chains.get(c.chain().name());
+                newOwners.put(c.chain().name(), e.getKey());
+                if (was == null) {
+                    chainsAdded.put(c.chain().name(), c);
+                } else if (reassert || !was.equals(c)) {
+                    chainsChanged.put(c.chain().name(), c);
+                }
+            }
+            for (DesiredChain c : old.chains().values()) {
+                if (!neu.chains().containsKey(c.chain().name())) {
+                    chainsRemoved.put(c.chain().name(), c.chain());
+                }
+            }
+            for (NftSet s : neu.sets().values()) {
+                NftSet was = state.sets.get(s.name());
+                if (was == null) {
+                    setsAdded.put(s.name(), s);
+                } else if (!was.equals(s)) {
+                    // A redefined set is deleted and created again; its references are flushed first.
+                    setsRemoved.put(s.name(), was);
+                    setsAdded.put(s.name(), s);
+                }
+            }
+            for (NftSet s : old.sets().values()) {
+                if (!neu.sets().containsKey(s.name())) {
+                    setsRemoved.put(s.name(), s);
+                }
+            }
+            for (Map.Entry<String, List<SetElement>> els : old.elements().entrySet()) {
+                Map<Bytes, Integer> r = removedRefs.computeIfAbsent(els.getKey(), k -> new HashMap<>());
+                for (SetElement el : els.getValue()) {
+                    r.merge(el.key(), 1, Integer::sum);
+                }
+            }
+            for (Map.Entry<String, List<SetElement>> els : neu.elements().entrySet()) {
+                Map<Bytes, List<SetElement>> a = added.computeIfAbsent(els.getKey(), k -> new HashMap<>());
+                for (SetElement el : els.getValue()) {
+                    a.computeIfAbsent(el.key(), k -> new ArrayList<>()).add(el);
+                }
+            }
+        }
+        // A chain that moved between contributors is neither added nor removed.
+        chainsRemoved.keySet().removeAll(chainsAdded.keySet());
+        chainsRemoved.keySet().removeAll(chainsChanged.keySet());
+        for (String moved : new ArrayList<>(chainsAdded.keySet())) {
+            if (state.chains.containsKey(moved)) {
+                chainsChanged.put(moved, chainsAdded.remove(moved));
+            }
+        }
+        for (String s : new ArrayList<>(setsRemoved.keySet())) {
+            if (setsAdded.containsKey(s) && Objects.equals(setsAdded.get(s), state.sets.get(s))) {
+                setsRemoved.remove(s);
+                setsAdded.remove(s);
+            }
+        }
+        // Elements may be shared: count contributors per key.
+        Set<String> touchedSets = new LinkedHashSet<>(added.keySet());
+        touchedSets.addAll(removedRefs.keySet());
+        for (String set : touchedSets) {
+            boolean setGone = setsRemoved.containsKey(set) && !setsAdded.containsKey(set);
+            boolean setNew = setsAdded.containsKey(set);
+            Map<Bytes, TableState.Contribution> committed = state.elements.getOrDefault(set, Map.of());
+            Map<Bytes, TableState.Contribution> next = new HashMap<>();
+            Set<Bytes> keys = new LinkedHashSet<>(added.getOrDefault(set, Map.of()).keySet());
+            keys.addAll(removedRefs.getOrDefault(set, Map.of()).keySet());
+            for (Bytes k : keys) {
+                TableState.Contribution was = committed.get(k);
+                int oldRefs = was == null ? 0 : was.refs();
+                List<SetElement> plus = added.getOrDefault(set, Map.of()).getOrDefault(k, List.of());
+                int refs = oldRefs - removedRefs.getOrDefault(set, Map.of()).getOrDefault(k, 0) + plus.size();
+                SetElement el = !plus.isEmpty() ? plus.get(0) : (was == null ? null : was.element());
+                next.put(k, refs > 0 ? new TableState.Contribution(el, refs) : null);
+                boolean present = oldRefs > 0 && !setNew;
+                if (refs <= 0) {
+                    if (present && !setGone) {
+                        elementsRemoved.computeIfAbsent(set, x -> new ArrayList<>()).add(was.element());
+                    }
+                } else if (!present) {
+                    elementsAdded.computeIfAbsent(set, x -> new ArrayList<>()).add(el);
+                } else if (!el.equals(was.element()) || reassert) {
+                    if (!reassert) {
+                        elementsRemoved.computeIfAbsent(set, x -> new ArrayList<>()).add(was.element());
+                    }
+                    elementsAdded.computeIfAbsent(set, x -> new ArrayList<>()).add(el);
+                }
+            }
+            newContributions.put(set, next);
+        }
+        if (reassert) {
+            // Re-send every element of every managed set that stays, after flushing it.
+            Set<String> all = new LinkedHashSet<>(state.sets.keySet());
+            all.addAll(touchedSets);
+            for (String set : all) {
+                if (state.unmanagedSets.contains(set) || setsAdded.containsKey(set) || setsRemoved.containsKey(set)
+                        || !state.sets.containsKey(set)) {
+                    continue;
+                }
+                setsFlushed.add(set);
+                elementsRemoved.remove(set);
+                Map<Bytes, TableState.Contribution> merged = new HashMap<>(state.elements.getOrDefault(set, Map.of()));
+                newContributions.getOrDefault(set, Map.of()).forEach((k, v) -> {
+                    if (v == null) {
+                        merged.remove(k);
+                    } else {
+                        merged.put(k, v);
+                    }
+                });
+                List<SetElement> els = new ArrayList<>();
+                for (TableState.Contribution c : merged.values()) {
+                    els.add(c.element());
+                }
+                elementsAdded.put(set, els);
+            }
+        }
+    }
+
+    /** Appends this delta's operations, in a kernel-acceptable order. */
+    void write(Transaction tx) {
+        io.nftproxy.netlink.nft.Family fam = state.table.family();
+        String t = state.table.name();
+        // 1. Drop references: flush chains that change or go, and elements that go or change.
+        for (DesiredChain c : chainsChanged.values()) {
+            tx.flush(c.chain());
+        }
+        for (Chain c : chainsRemoved.values()) {
+            tx.flush(c);
+        }
+        for (String s : setsFlushed) {
+            tx.flush(state.sets.get(s));
+        }
+        elementsRemoved.forEach((set, els) -> tx.delete(new Elements(fam, t, set, els)));
+        // 2. Delete what is no longer referenced.
+        for (Chain c : chainsRemoved.values()) {
+            tx.delete(c);
+        }
+        for (NftSet s : setsRemoved.values()) {
+            tx.delete(s);
+        }
+        // 3. Create what new references will point to, then the references.
+        for (NftSet s : setsAdded.values()) {
+            tx.add(s);
+        }
+        for (DesiredChain c : chainsAdded.values()) {
+            tx.add(c.chain());
+        }
+        for (DesiredChain c : chainsChanged.values()) {
+            if (c.chain().isBase()) {
+                tx.add(c.chain());
+            }
+        }
+        for (DesiredChain c : chainsAdded.values()) {
+            for (Rule r : c.rules()) {
+                tx.add(r);
+            }
+        }
+        for (DesiredChain c : chainsChanged.values()) {
+            for (Rule r : c.rules()) {
+                tx.add(r);
+            }
+        }
+        elementsAdded.forEach((set, els) -> {
+            if (!els.isEmpty()) {
+                tx.add(new Elements(fam, t, set, els));
+            }
+        });
+    }
+
+    /** After the kernel accepted the transaction: make it the committed state. */
+    void apply() {
+        replaced.forEach((id, f) -> {
+            if (f == null) {
+                state.fragments.remove(id);
+            } else {
+                state.fragments.put(id, f);
+            }
+        });
+        chainsRemoved.keySet().forEach(n -> {
+            state.chains.remove(n);
+            state.chainOwner.remove(n);
+        });
+        chainsAdded.forEach(state.chains::put);
+        chainsChanged.forEach(state.chains::put);
+        state.chainOwner.putAll(newOwners);
+        setsRemoved.keySet().forEach(n -> {
+            state.sets.remove(n);
+            state.elements.remove(n);
+            state.unmanagedSets.remove(n);
+        });
+        setsAdded.forEach(state.sets::put);
+        replaced.values().stream().filter(Objects::nonNull).forEach(f -> state.unmanagedSets.addAll(f.unmanagedSets()));
+        newContributions.forEach((set, m) -> {
+            if (!state.sets.containsKey(set)) {
+                return;
+            }
+            Map<Bytes, TableState.Contribution> target = state.elements.computeIfAbsent(set, k -> new HashMap<>());
+            m.forEach((k, v) -> {
+                if (v == null) {
+                    target.remove(k);
+                } else {
+                    target.put(k, v);
+                }
+            });
+        });
+    }
+
+    int changedChains() {
+        return chainsAdded.size() + chainsChanged.size() + chainsRemoved.size();
+    }
+}

@@ -1,0 +1,159 @@
+package io.nftproxy.proxy.sync;
+
+import java.time.Duration;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.proxy.source.ObjectStore;
+
+/**
+ * Runs syncs the way kube-proxy rate-limits them: changes wake the loop, but two syncs are at
+ * least {@code minSyncPeriod} apart (a burst of changes becomes one sync), every
+ * {@code syncPeriod} a full sync re-asserts everything, and after a failure the next sync is full
+ * and retried with backoff.
+ */
+public final class SyncLoop implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SyncLoop.class);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+
+    private final ObjectStore store;
+    private final Syncer syncer;
+    private final Duration minSyncPeriod;
+    private final Duration syncPeriod;
+    private final SyncListener listener;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition wake = lock.newCondition();
+    private boolean pending = true;
+    private boolean needFull = true;
+    private boolean closed;
+    private long lastSyncNanos = Long.MIN_VALUE / 2;
+    private long lastFullNanos = System.nanoTime();
+    private int failures;
+    private Thread thread;
+
+    public SyncLoop(ObjectStore store, Syncer syncer, Duration minSyncPeriod, Duration syncPeriod, SyncListener listener) {
+        this.store = store;
+        this.syncer = syncer;
+        this.minSyncPeriod = minSyncPeriod;
+        this.syncPeriod = syncPeriod;
+        this.listener = listener;
+        store.onChange(this::requestSync);
+    }
+
+    public void requestSync() {
+        lock.lock();
+        try {
+            if (!pending) {
+                listener.queued(System.currentTimeMillis());
+            }
+            pending = true;
+            wake.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** One sync now: full when asked, or when nothing was committed yet. */
+    public SyncResult syncOnce(boolean full) throws NftException {
+        ObjectStore.Snapshot snap = store.snapshot();
+        long t0 = System.nanoTime();
+        boolean doFull = full || syncer.needsFull();
+        SyncResult r = syncer.sync(snap.state(), doFull ? null : snap.changed());
+        long took = System.nanoTime() - t0;
+        listener.synced(r, took, snap);
+        return r;
+    }
+
+    public void start() {
+        thread = new Thread(this::loop, "sync-loop");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private void loop() {
+        while (true) {
+            boolean full;
+            lock.lock();
+            try {
+                while (!closed) {
+                    long now = System.nanoTime();
+                    long fullDue = lastFullNanos + syncPeriod.toNanos();
+                    long earliest = lastSyncNanos + backoff().toNanos();
+                    boolean due = (pending || needFull || now >= fullDue) && now >= earliest;
+                    if (due) {
+                        break;
+                    }
+                    long waitUntil = pending || needFull ? earliest : Math.max(earliest, fullDue);
+                    wake.awaitNanos(Math.max(1_000_000, waitUntil - now));
+                }
+                if (closed) {
+                    return;
+                }
+                full = needFull || System.nanoTime() >= lastFullNanos + syncPeriod.toNanos();
+                pending = false;
+                lastSyncNanos = System.nanoTime();
+            } catch (InterruptedException e) {
+                return;
+            } finally {
+                lock.unlock();
+            }
+            try {
+                SyncResult r = syncOnce(full);
+                lock.lock();
+                try {
+                    failures = 0;
+                    needFull = false;
+                    if (r.full()) {
+                        lastFullNanos = System.nanoTime();
+                    }
+                } finally {
+                    lock.unlock();
+                }
+            } catch (NftException | RuntimeException e) {
+                LOG.error("sync failed; the kernel keeps the last good ruleset; retrying with a full sync: {}",
+                        e.getMessage());
+                listener.failed(full, e);
+                lock.lock();
+                try {
+                    failures++;
+                    needFull = true;
+                } finally {
+                    lock.unlock();
+                }
+            }
+        }
+    }
+
+    private Duration backoff() {
+        if (failures == 0) {
+            return minSyncPeriod;
+        }
+        Duration d = minSyncPeriod.isZero() ? Duration.ofMillis(100) : minSyncPeriod;
+        for (int i = 1; i < failures && d.compareTo(MAX_BACKOFF) < 0; i++) {
+            d = d.multipliedBy(2);
+        }
+        return d.compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : d;
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            closed = true;
+            wake.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (thread != null) {
+            try {
+                thread.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,202 @@
+package io.nftproxy.proxy.sync;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.nft.NftObject;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.Table;
+import io.nftproxy.netlink.nft.Transaction;
+import io.nftproxy.netlink.nft.TransactionException;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.Fragment;
+import io.nftproxy.proxy.render.NftRenderer;
+
+/**
+ * Brings the kernel to the desired state in one atomic transaction per sync. The first sync
+ * replaces our tables whole (taking over from a previous run without a moment without rules);
+ * later ones send only what changed, computed against what we committed, which we keep in memory.
+ * A service whose objects the kernel refuses is left out, named in the log, and the rest goes in;
+ * the kernel keeps the last good ruleset throughout.
+ */
+public final class Syncer {
+    private static final Logger LOG = LoggerFactory.getLogger(Syncer.class);
+    private static final int MAX_EXCLUSIONS_PER_SYNC = 8;
+
+    private final NftClient client;
+    private final NftRenderer renderer;
+    private final String tableName;
+    private final Map<IpFamily, TableState> committed = new EnumMap<>(IpFamily.class);
+    /** Service ports the kernel refused, with the definition it refused; retried when it changes. */
+    private final Map<ServicePortName, ServicePort> refused = new HashMap<>();
+    private ProxyState lastState;
+
+    public Syncer(NftClient client, NftRenderer renderer, String tableName) {
+        this.client = client;
+        this.renderer = renderer;
+        this.tableName = tableName;
+    }
+
+    /** Whether the next sync must be full (nothing committed yet). */
+    public boolean needsFull() {
+        return committed.isEmpty();
+    }
+
+    /**
+     * Syncs {@code state}. {@code changed} names the service ports whose service or endpoints
+     * changed since the last sync; null asks for a full sync (everything re-sent).
+     */
+    public SyncResult sync(ProxyState state, Set<ServicePortName> changed) throws NftException {
+        boolean full = changed == null || committed.isEmpty();
+        boolean takeover = committed.isEmpty();
+        Set<ServicePortName> touched = new TreeSet<>();
+        if (full) {
+            touched.addAll(state.services().keySet());
+            for (TableState ts : committed.values()) {
+                for (String id : ts.fragments.keySet()) {
+                    if (!id.equals(TableState.GLOBALS)) {
+                        touched.add(parse(id));
+                    }
+                }
+            }
+        } else {
+            touched.addAll(changed);
+        }
+        boolean nodeChanged = lastState == null || !lastState.node().equals(state.node());
+        // Refused services are retried when their definition changes.
+        refused.entrySet().removeIf(e -> !e.getValue().equals(state.services().get(e.getKey())));
+
+        List<String> rejected = new ArrayList<>();
+        for (int attempt = 0; ; attempt++) {
+            long t0 = System.nanoTime();
+            Transaction tx = new Transaction();
+            Map<IpFamily, Delta> deltas = new EnumMap<>(IpFamily.class);
+            Map<IpFamily, TableState> fresh = new EnumMap<>(IpFamily.class);
+            Map<String, String> renderedOwners = new HashMap<>();
+            for (IpFamily f : IpFamily.values()) {
+                TableState ts = committed.get(f);
+                if (ts == null) {
+                    ts = new TableState(f, new Table(f.nft(), tableName));
+                    fresh.put(f, ts);
+                    // add + delete + add: replaces whatever a previous run left, atomically.
+                    tx.add(ts.table).delete(ts.table).add(ts.table);
+                }
+                Map<String, Fragment> changes = new LinkedHashMap<>();
+                if (full || nodeChanged) {
+                    changes.put(TableState.GLOBALS, renderer.globals(f, state.node()));
+                }
+                Set<ServicePortName> ids = touched;
+                if (nodeChanged && !full) {
+                    // Local endpoints and zone hints depend on the node: re-render every service.
+                    ids = new TreeSet<>(state.services().keySet());
+                    ids.addAll(touched);
+                }
+                for (ServicePortName id : ids) {
+                    ServicePort svc = state.services().get(id);
+                    Fragment frag = svc == null || refused.containsKey(id) ? null
+                            : renderer.service(f, svc, state.endpointsOf(id), state.node());
+                    if (frag == Fragment.EMPTY) {
+                        frag = null;
+                    }
+                    if (frag != null) {
+                        for (String chain : frag.chains().keySet()) {
+                            renderedOwners.put(chain, id.toString());
+                        }
+                    }
+                    if (frag != null || ts.fragments.containsKey(id.toString())) {
+                        changes.put(id.toString(), frag);
+                    }
+                }
+                Delta d = new Delta(ts, changes, full && !takeover);
+                d.write(tx);
+                deltas.put(f, d);
+            }
+            long renderNanos = System.nanoTime() - t0;
+            try {
+                io.nftproxy.netlink.nft.CommitStats st = client.commit(tx);
+                committed.putAll(fresh);
+                int changedChains = 0;
+                for (Delta d : deltas.values()) {
+                    d.apply();
+                    changedChains += d.changedChains();
+                }
+                lastState = state;
+                return new SyncResult(full, st, changedChains, count(TableState::chainCount), count(TableState::ruleCount),
+                        count(TableState::elementCount), rejected, renderNanos);
+            } catch (TransactionException e) {
+                ServicePortName culprit = ownerOf(e, renderedOwners);
+                if (culprit == null || attempt >= MAX_EXCLUSIONS_PER_SYNC) {
+                    throw e;
+                }
+                LOG.error("the kernel refused the rules of service port {}; leaving it out until it changes: {}",
+                        culprit, e.getMessage());
+                refused.put(culprit, state.services().get(culprit));
+                rejected.add(culprit + ": " + e.getMessage());
+                touched.add(culprit);
+            }
+        }
+    }
+
+    private int count(java.util.function.ToIntFunction<TableState> f) {
+        return committed.values().stream().mapToInt(f).sum();
+    }
+
+    /** The service port whose chain the failing operation touched, if any. */
+    private ServicePortName ownerOf(TransactionException e, Map<String, String> renderedOwners) {
+        if (e.operation() == null) {
+            return null;
+        }
+        NftObject o = e.operation().object();
+        String chain = o instanceof Rule r ? r.chain() : o instanceof Chain c ? c.name() : null;
+        if (chain == null) {
+            return null;
+        }
+        String owner = renderedOwners.get(chain);
+        for (TableState ts : committed.values()) {
+            if (owner == null) {
+                owner = ts.chainOwner.get(chain);
+            }
+        }
+        return owner == null || owner.equals(TableState.GLOBALS) ? null : parse(owner);
+    }
+
+    private static ServicePortName parse(String id) {
+        // ServicePortName.toString(): namespace/name[:port]/protocol
+        int slash = id.indexOf('/');
+        int last = id.lastIndexOf('/');
+        String ns = id.substring(0, slash);
+        String middle = id.substring(slash + 1, last);
+        String proto = id.substring(last + 1);
+        int colon = middle.indexOf(':');
+        String name = colon < 0 ? middle : middle.substring(0, colon);
+        String port = colon < 0 ? "" : middle.substring(colon + 1);
+        return new ServicePortName(ns, name, port, io.nftproxy.proxy.model.Protocol.valueOf(proto.toUpperCase(java.util.Locale.ROOT)));
+    }
+
+    /** Deletes our tables (and forgets what we committed). */
+    public void cleanup() throws NftException {
+        Transaction tx = new Transaction();
+        for (IpFamily f : IpFamily.values()) {
+            Table t = new Table(f.nft(), tableName);
+            tx.add(t).delete(t);
+        }
+        client.commit(tx);
+        committed.clear();
+        lastState = null;
+    }
+}

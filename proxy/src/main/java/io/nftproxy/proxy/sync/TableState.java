@@ -1,0 +1,54 @@
+package io.nftproxy.proxy.sync;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.Table;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.render.DesiredChain;
+import io.nftproxy.proxy.render.Fragment;
+
+/**
+ * What we committed to one family's table, kept in memory so a sync never has to list the kernel's
+ * table: the fragments by contributor and, derived from them, every chain, set and element with
+ * the number of contributors that want it (a ClusterIP shared by several ports, an endpoint in
+ * several services). Changed only after the kernel accepted a transaction.
+ */
+final class TableState {
+    /** An element and how many fragments contribute it. */
+    record Contribution(SetElement element, int refs) {
+    }
+
+    static final String GLOBALS = "";
+
+    final IpFamily family;
+    final Table table;
+    final Map<String, Fragment> fragments = new HashMap<>();
+    final Map<String, DesiredChain> chains = new HashMap<>();
+    final Map<String, NftSet> sets = new HashMap<>();
+    final Set<String> unmanagedSets = new HashSet<>();
+    final Map<String, Map<Bytes, Contribution>> elements = new HashMap<>();
+    final Map<String, String> chainOwner = new HashMap<>();
+
+    TableState(IpFamily family, Table table) {
+        this.family = family;
+        this.table = table;
+    }
+
+    int chainCount() {
+        return chains.size();
+    }
+
+    int ruleCount() {
+        return chains.values().stream().mapToInt(c -> c.rules().size()).sum();
+    }
+
+    int elementCount() {
+        return elements.values().stream().mapToInt(Map::size).sum();
+    }
+}

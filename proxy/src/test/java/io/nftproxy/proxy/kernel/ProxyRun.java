@@ -1,0 +1,45 @@
+package io.nftproxy.proxy.kernel;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.nftproxy.proxy.cli.Main;
+
+/** Runs the CLI in-process and captures what it prints. */
+final class ProxyRun {
+    record Result(int exit, String out, String err) {
+    }
+
+    static synchronized Result cli(String... args) {
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            int code = Main.execute(args);
+            return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+
+    /** {@code run --manifests DIR --netns NODE --once} with the topology's node settings. */
+    static Result once(Topology topo, Path manifests, String... extra) {
+        List<String> args = new ArrayList<>(List.of("run", "--manifests", manifests.toString(), "--netns", topo.node.name(),
+                "--once", "--hostname-override", "node-a", "--cluster-cidr", "10.244.0.0/16,fd00:244::/64",
+                "--service-cidr", "10.96.0.0/16,fd00:96::/64", "--node-ip", Topology.NODE_IP + "," + Topology.NODE_IP6));
+        args.addAll(List.of(extra));
+        Result r = cli(args.toArray(new String[0]));
+        if (r.exit() != 0) {
+            throw new AssertionError("nftproxy run exited " + r.exit() + ": " + r.err() + r.out());
+        }
+        return r;
+    }
+}
