@@ -47,7 +47,7 @@ final class Topology implements AutoCloseable {
 
     /** What a connection attempt ended in. */
     record Outcome(String answeredBy, String peerSeen, Result result) {
-        enum Result { ANSWERED, REFUSED, TIMEOUT }
+        enum Result { ANSWERED, REFUSED, TIMEOUT, UNREACHABLE }
 
         static Outcome refused() {
             return new Outcome(null, null, Result.REFUSED);
@@ -228,6 +228,9 @@ final class Topology implements AutoCloseable {
                 return Outcome.refused();
             } catch (SocketTimeoutException e) {
                 return Outcome.timeout();
+            } catch (java.net.SocketException e) {
+                // ICMP network or host unreachable: nobody routes that address
+                return new Outcome(null, null, Outcome.Result.UNREACHABLE);
             }
         });
     }
