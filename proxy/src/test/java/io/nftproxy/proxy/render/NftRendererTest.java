@@ -1,0 +1,160 @@
+package io.nftproxy.proxy.render;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.NftPrinter;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.Verdict;
+import io.nftproxy.netlink.nft.expr.Numgen;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+
+/** The ruleset layout: what one service costs and what each policy renders to. */
+class NftRendererTest {
+    static final ProxyConfig CFG = new ProxyConfig("node-a", List.of(Inet.parse("192.168.50.2")),
+            List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
+            Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
+    static final NodeInfo NODE = new NodeInfo("node-a", null, List.of(), false);
+
+    static ServicePort svc(String name, String ip, int nodePort, boolean eLocal, int affinity) {
+        return new ServicePort(new ServicePortName("default", name, "http", Protocol.TCP), List.of(Inet.parse(ip)), 80,
+                nodePort, List.of(), List.of(), List.of(), eLocal, false, affinity, 0);
+    }
+
+    static List<Endpoint> eps(int n, String node) {
+        List<Endpoint> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(Endpoint.ready(Inet.parse("10.244.1." + (i + 2)), 8080, node));
+        }
+        return out;
+    }
+
+    static ProxyState state(ServicePort... services) {
+        TreeMap<ServicePortName, ServicePort> m = new TreeMap<>();
+        Map<ServicePortName, List<Endpoint>> e = new HashMap<>();
+        for (ServicePort s : services) {
+            m.put(s.id(), s);
+            e.put(s.id(), eps(3, "node-b"));
+        }
+        return new ProxyState(m, e, NODE);
+    }
+
+    @Test
+    void aServiceIsOneChainOfKRulesPickingUniformly() {
+        NftRenderer r = new NftRenderer(CFG);
+        Fragment f = r.service(IpFamily.V4, svc("web", "10.96.0.10", 0, false, 0), eps(4, "node-b"), NODE);
+        assertEquals(List.of("svc-default/web/tcp/80"), List.copyOf(f.chains().keySet()), "one chain, no chain per endpoint");
+        assertTrue(f.sets().isEmpty(), "no per-service set");
+        List<Rule> rules = f.chains().get("svc-default/web/tcp/80").rules();
+        assertEquals(4, rules.size());
+        List<Integer> moduli = new ArrayList<>();
+        for (Rule rule : rules) {
+            rule.exprs().stream().filter(x -> x instanceof Numgen).forEach(x -> moduli.add(((Numgen) x).modulus()));
+        }
+        // P(endpoint i) = prod_{j<i} (1 - 1/(k-j)) * 1/(k-i) = 1/k
+        assertEquals(List.of(4, 3, 2), moduli);
+        assertEquals("meta l4proto tcp dnat to 10.244.1.5:8080", NftPrinter.ruleBody(rules.get(3), n -> null));
+        assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, NftRenderer.CLUSTER_IP_PORTS));
+    }
+
+    static List<String> keys(Fragment f, String set) {
+        List<String> out = new ArrayList<>();
+        for (var e : f.elements().getOrDefault(set, List.of())) {
+            out.add(io.nftproxy.netlink.nft.ValueFormat.key(List.of(io.nftproxy.netlink.nft.DataType.IPV4_ADDR,
+                    io.nftproxy.netlink.nft.DataType.INET_PROTO, io.nftproxy.netlink.nft.DataType.INET_SERVICE), e.key()));
+        }
+        return out;
+    }
+
+    @Test
+    void theCostOfAServiceDoesNotGrowWithTheTable() {
+        NftRenderer r = new NftRenderer(CFG);
+        List<ServicePort> many = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            many.add(svc("s" + i, "10.96." + (i / 200) + "." + (i % 200 + 1), 0, false, 0));
+        }
+        FamilyRuleset small = r.render(state(many.subList(0, 10).toArray(new ServicePort[0]))).family(IpFamily.V4);
+        FamilyRuleset big = r.render(state(many.toArray(new ServicePort[0]))).family(IpFamily.V4);
+        assertEquals(small.sets().size(), big.sets().size(), "sets are global: their number is constant");
+        int globalChains = r.globals(IpFamily.V4, NODE).chains().size();
+        assertEquals(10, small.chains().size() - globalChains);
+        assertEquals(500, big.chains().size() - globalChains, "one chain per service port");
+        assertEquals(500 * 3, big.ruleCount() - small.ruleCount() + 10 * 3);
+    }
+
+    @Test
+    void externalPolicyLocalAddsAnExternalChainWithShortCircuits() {
+        NftRenderer r = new NftRenderer(CFG);
+        List<Endpoint> eps = new ArrayList<>(eps(1, "node-a"));
+        eps.add(Endpoint.ready(Inet.parse("10.244.9.9"), 8080, "node-b"));
+        Fragment f = r.service(IpFamily.V4, svc("np", "10.96.0.11", 30001, true, 0), eps, NODE);
+        assertEquals(List.of("svc-default/np/tcp/80", "svl-default/np/tcp/80", "ext-default/np/tcp/80"),
+                List.copyOf(f.chains().keySet()));
+        List<String> ext = f.chains().get("ext-default/np/tcp/80").rules().stream()
+                .map(x -> NftPrinter.ruleBody(x, n -> null)).toList();
+        assertEquals(List.of("ip saddr @cluster-cidrs goto svc-default/np/tcp/80",
+                "fib saddr type local jump mark-for-masquerade", "fib saddr type local goto svc-default/np/tcp/80",
+                "goto svl-default/np/tcp/80"), ext);
+        assertTrue(f.elements().get(NftRenderer.NODEPORT_MASQ) == null, "no masquerade for Local external traffic");
+        assertEquals(Verdict.goTo("ext-default/np/tcp/80"), f.elements().get(NftRenderer.SERVICE_NODEPORTS).get(0).data());
+    }
+
+    @Test
+    void noEndpointsRejectsAndLocalPolicyWithoutLocalDrops() {
+        NftRenderer r = new NftRenderer(CFG);
+        Fragment none = r.service(IpFamily.V4, svc("none", "10.96.0.12", 30002, false, 0), List.of(), NODE);
+        assertTrue(none.chains().isEmpty());
+        assertEquals(Verdict.goTo(NftRenderer.REJECT), none.elements().get(NftRenderer.NO_ENDPOINT_SERVICES).get(0).data());
+        assertEquals(Verdict.goTo(NftRenderer.REJECT), none.elements().get(NftRenderer.NO_ENDPOINT_NODEPORTS).get(0).data());
+
+        ServicePort itp = new ServicePort(new ServicePortName("default", "itp", "", Protocol.TCP),
+                List.of(Inet.parse("10.96.0.13")), 80, 0, List.of(), List.of(), List.of(), false, true, 0, 0);
+        Fragment f = r.service(IpFamily.V4, itp, eps(2, "node-b"), NODE);
+        assertEquals(Verdict.DROP, f.elements().get(NftRenderer.NO_ENDPOINT_SERVICES).get(0).data());
+        assertFalse(f.elements().containsKey(NftRenderer.SERVICE_IPS));
+    }
+
+    @Test
+    void affinityRemembersTheClientPerEndpoint() {
+        NftRenderer r = new NftRenderer(CFG);
+        Fragment f = r.service(IpFamily.V4, svc("sticky", "10.96.0.14", 0, false, 600), eps(2, "node-b"), NODE);
+        assertEquals(List.of("aff-default/sticky/tcp/80/10.244.1.2-8080", "aff-default/sticky/tcp/80/10.244.1.3-8080"),
+                List.copyOf(f.sets().keySet()));
+        assertEquals(f.sets().keySet(), f.unmanagedSets(), "the kernel fills them, we never touch their elements");
+        List<String> rules = f.chains().get("svc-default/sticky/tcp/80").rules().stream()
+                .map(x -> NftPrinter.ruleBody(x, n -> null)).toList();
+        assertEquals("ip saddr @aff-default/sticky/tcp/80/10.244.1.2-8080 update @aff-default/sticky/tcp/80/10.244.1.2-8080"
+                + " { ip saddr timeout 600s } meta l4proto tcp dnat to 10.244.1.2:8080", rules.get(0));
+        assertEquals("numgen random mod 2 0 update @aff-default/sticky/tcp/80/10.244.1.2-8080 { ip saddr timeout 600s }"
+                + " meta l4proto tcp dnat to 10.244.1.2:8080", rules.get(2));
+    }
+
+    @Test
+    void ipv6AddressesMakeValidNames() {
+        NftRenderer r = new NftRenderer(CFG);
+        ServicePort s6 = new ServicePort(new ServicePortName("default", "six", "", Protocol.UDP),
+                List.of(Inet.parse("fd00:96::1")), 53, 0, List.of(), List.of(), List.of(), false, false, 30, 0);
+        Fragment f = r.service(IpFamily.V6, s6, List.of(Endpoint.ready(Inet.parse("fd00:244::5"), 5353, "node-b")), NODE);
+        assertEquals(List.of("aff-default/six/udp/53/fd00.244..5-5353"), List.copyOf(f.sets().keySet()));
+        assertTrue(r.service(IpFamily.V4, s6, List.of(), NODE).chains().isEmpty(), "an IPv6 service has nothing in ip");
+    }
+}

@@ -1,0 +1,99 @@
+package io.nftproxy.proxy.source;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sync.SyncListener;
+import io.nftproxy.proxy.sync.SyncLoop;
+import io.nftproxy.proxy.sync.Syncer;
+import io.nftproxy.testkit.TestNetns;
+
+/** The informer path: objects created, changed and deleted through the API server reach the kernel. */
+@EnableKubernetesMockClient(crud = true)
+class KubernetesSourceKernelTest {
+    KubernetesClient client;
+
+    static Service service(String name, String ip) {
+        return new ServiceBuilder().withNewMetadata().withName(name).withNamespace("shop").endMetadata()
+                .withNewSpec().withClusterIP(ip).withClusterIPs(ip).addNewPort().withName("http").withPort(80)
+                .withProtocol("TCP").endPort().endSpec().build();
+    }
+
+    static EndpointSlice slice(String service, String... ips) {
+        EndpointSliceBuilder b = new EndpointSliceBuilder().withNewMetadata().withName(service + "-x").withNamespace("shop")
+                .withLabels(Map.of("kubernetes.io/service-name", service)).endMetadata().withAddressType("IPv4")
+                .addNewPort().withName("http").withPort(8080).withProtocol("TCP").endPort();
+        for (String ip : ips) {
+            b.addNewEndpoint().withAddresses(ip).withNodeName("node-b").withNewConditions().withReady(true).endConditions().endEndpoint();
+        }
+        return b.build();
+    }
+
+    static void eventually(java.util.concurrent.Callable<Boolean> check, String what) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (check.call()) {
+                return;
+            }
+            Thread.sleep(25);
+        }
+        throw new AssertionError("not within 20s: " + what);
+    }
+
+    @Test
+    void apiChangesReachTheKernel() throws Exception {
+        client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-a").endMetadata().withNewStatus()
+                .addNewAddress().withType("InternalIP").withAddress("192.168.50.2").endAddress().endStatus().build()).create();
+        client.services().inNamespace("shop").resource(service("cart", "10.96.7.1")).create();
+        client.discovery().v1().endpointSlices().inNamespace("shop").resource(slice("cart", "10.244.7.1")).create();
+
+        ProxyConfig cfg = new ProxyConfig("node-a", List.of(), List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(),
+                false, 14, Duration.ofMillis(20), Duration.ofMinutes(5), "nftproxy");
+        ObjectStore store = new ObjectStore("node-a");
+        try (TestNetns ns = TestNetns.create("nftp-k8s"); NftClient nft = NftClient.open(ns.ns());
+             NftClient reader = NftClient.open(ns.ns());
+             KubernetesSource source = new KubernetesSource(client, store);
+             SyncLoop loop = new SyncLoop(store, new Syncer(nft, new NftRenderer(cfg), "nftproxy"), Duration.ofMillis(20),
+                     Duration.ofMinutes(5), new SyncListener() { })) {
+            source.start(false);
+            loop.start();
+            // A client of its own: the sync loop's client is used by the loop's thread only.
+            java.util.concurrent.Callable<String> table = () -> reader.hasTable(Family.IP, "nftproxy")
+                    ? reader.readTable(Family.IP, "nftproxy").toString() : "";
+            eventually(() -> table.call().contains("10.96.7.1 . tcp . 80 : goto svc-shop/cart/tcp/80")
+                    && table.call().contains("dnat to 10.244.7.1:8080"), "the service and its endpoint");
+            eventually(() -> table.call().contains("elements = { 192.168.50.2 }"), "the node's address serves NodePorts");
+
+            client.discovery().v1().endpointSlices().inNamespace("shop").resource(slice("cart", "10.244.7.1", "10.244.7.2")).update();
+            eventually(() -> table.call().contains("dnat to 10.244.7.2:8080"), "an endpoint added through the API");
+
+            client.services().inNamespace("shop").resource(service("shipping", "10.96.7.2")).create();
+            eventually(() -> table.call().contains("10.96.7.2 . tcp . 80 : goto reject-chain"),
+                    "a new service without endpoints rejects");
+
+            client.services().inNamespace("shop").withName("cart").delete();
+            eventually(() -> !table.call().contains("svc-shop/cart/tcp/80"), "a deleted service's chain is gone");
+            String after = table.call();
+            assertFalse(after.contains("10.96.7.1 . tcp"), after);
+            assertTrue(after.contains("10.96.7.2 . tcp . 80"), after);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package io.nftproxy.proxy.topology;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+
+/** Endpoint selection, as a table: service policies × endpoint conditions → endpoints used. */
+class EndpointSelectorTest {
+    static final NodeInfo NODE = new NodeInfo("node-a", "z1", List.of(), false);
+
+    /** "1.1.1.1@node-a" plus flags: R ready, S serving, T terminating; "h=z1|z2" hints. */
+    static Endpoint ep(String spec) {
+        String[] parts = spec.split(" ");
+        String ip = parts[0].substring(0, parts[0].indexOf('@'));
+        String node = parts[0].substring(parts[0].indexOf('@') + 1);
+        String flags = parts.length > 1 ? parts[1] : "RS";
+        Set<String> hints = null;
+        if (parts.length > 2) {
+            hints = Set.of(parts[2].substring(2).split("\\|"));
+        }
+        return new Endpoint(Inet.parse(ip), 80, node, null, flags.contains("R"), flags.contains("S"), flags.contains("T"), hints);
+    }
+
+    static ServicePort svc(boolean nodePort, boolean eLocal, boolean iLocal) {
+        return new ServicePort(new ServicePortName("ns", "s", "", Protocol.TCP), List.of(Inet.parse("10.96.0.1")), 80,
+                nodePort ? 30000 : 0, List.of(), List.of(), List.of(), eLocal, iLocal, 0, 0);
+    }
+
+    static List<String> ips(List<Endpoint> eps) {
+        List<String> out = new ArrayList<>();
+        eps.forEach(e -> out.add(Inet.format(e.address())));
+        return out;
+    }
+
+    static Stream<Arguments> table() {
+        return Stream.of(
+                // description, nodePort, eTP Local, iTP Local, endpoints, cluster, local, any
+                Arguments.of("ready endpoints are all used", false, false, false,
+                        List.of("1.0.0.1@node-a", "1.0.0.2@node-b"), List.of("1.0.0.1", "1.0.0.2"), List.of(), true),
+                Arguments.of("not ready endpoints are skipped", false, false, false,
+                        List.of("1.0.0.1@node-a S", "1.0.0.2@node-b RS"), List.of("1.0.0.2"), List.of(), true),
+                Arguments.of("no ready: serving-terminating fallback", false, false, false,
+                        List.of("1.0.0.1@node-a ST", "1.0.0.2@node-b T", "1.0.0.3@node-b S"), List.of("1.0.0.1"), List.of(), true),
+                Arguments.of("a ready endpoint wins over terminating ones", false, false, false,
+                        List.of("1.0.0.1@node-a ST", "1.0.0.2@node-b RS"), List.of("1.0.0.2"), List.of(), true),
+                Arguments.of("nothing usable", false, false, false,
+                        List.of("1.0.0.1@node-a", "1.0.0.2@node-b T").subList(1, 2), List.of(), List.of(), false),
+                Arguments.of("iTP Local: local ready only", false, false, true,
+                        List.of("1.0.0.1@node-a", "1.0.0.2@node-b"), List.of(), List.of("1.0.0.1"), true),
+                Arguments.of("iTP Local without local endpoints: none, but some exist", false, false, true,
+                        List.of("1.0.0.2@node-b"), List.of(), List.of(), true),
+                Arguments.of("iTP Local: local serving-terminating fallback", false, false, true,
+                        List.of("1.0.0.1@node-a ST", "1.0.0.2@node-b"), List.of(), List.of("1.0.0.1"), true),
+                Arguments.of("eTP Local NodePort: cluster for internal, local for external", true, true, false,
+                        List.of("1.0.0.1@node-a", "1.0.0.2@node-b"), List.of("1.0.0.1", "1.0.0.2"), List.of("1.0.0.1"), true),
+                Arguments.of("eTP Local without a NodePort or external IP changes nothing", false, true, false,
+                        List.of("1.0.0.1@node-a", "1.0.0.2@node-b"), List.of("1.0.0.1", "1.0.0.2"), List.of(), true),
+                Arguments.of("hints for our zone are honoured", false, false, false,
+                        List.of("1.0.0.1@node-b RS h=z1", "1.0.0.2@node-b RS h=z2"), List.of("1.0.0.1"), List.of(), true),
+                Arguments.of("hints are ignored unless every ready endpoint has them", false, false, false,
+                        List.of("1.0.0.1@node-b RS h=z1", "1.0.0.2@node-b RS"), List.of("1.0.0.1", "1.0.0.2"), List.of(), true),
+                Arguments.of("hints are ignored when none is for our zone", false, false, false,
+                        List.of("1.0.0.1@node-b RS h=z2", "1.0.0.2@node-b RS h=z3"), List.of("1.0.0.1", "1.0.0.2"), List.of(), true),
+                Arguments.of("hints do not apply to local traffic policy", true, true, true,
+                        List.of("1.0.0.1@node-a RS h=z2", "1.0.0.2@node-b RS h=z1"), List.of(), List.of("1.0.0.1"), true));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("table")
+    void selects(String description, boolean nodePort, boolean eLocal, boolean iLocal, List<String> endpoints,
+                 List<String> cluster, List<String> local, boolean any) {
+        List<Endpoint> eps = endpoints.stream().map(EndpointSelectorTest::ep).toList();
+        EndpointSelection s = EndpointSelector.select(svc(nodePort, eLocal, iLocal), eps, NODE);
+        assertEquals(cluster, ips(s.cluster()), "cluster endpoints");
+        assertEquals(local, ips(s.local()), "local endpoints");
+        assertEquals(any, s.anyEndpoints(), "any endpoints");
+    }
+}
