@@ -22,6 +22,9 @@ public record DataType(int id, String name, int length) {
 
     /** nft's byte order of the type: 1 host (marks, integers), 2 big endian (addresses, ports). */
     public int byteorder() {
+        if (byId(id) == null) {
+            return 0; // a concatenation: each field has its own
+        }
         return id == MARK.id || id == INTEGER.id ? 1 : id == VERDICT.id ? 0 : 2;
     }
 
@@ -65,6 +68,24 @@ public record DataType(int id, String name, int length) {
             n += (t.length + 3) & ~3;
         }
         return n;
+    }
+
+    /**
+     * A concatenation used as map data (e.g. {@code ipv4_addr . inet_service} for DNAT to address
+     * and port): the fields' ids packed as for keys, each field padded to a 32-bit register.
+     */
+    public static DataType concat(List<DataType> fields) {
+        if (fields.size() == 1) {
+            return fields.get(0);
+        }
+        java.util.List<String> names = new java.util.ArrayList<>();
+        fields.forEach(f -> names.add(f.name()));
+        return new DataType(concatId(fields), String.join(" . ", names), keyLength(fields));
+    }
+
+    /** The fields of this type: itself, or those of a concatenation. */
+    public List<DataType> fields() {
+        return byId(id) != null ? List.of(this) : split(id, length);
     }
 
     /** Splits a stored type id back into fields; unknown ids stay opaque with the given length. */

@@ -245,7 +245,7 @@ public final class NftCodec {
                 data = DataType.VERDICT;
             } else {
                 int len = a.be32(NFTA_SET_DATA_LEN, 0);
-                data = DataType.split(dt, len).get(0);
+                data = DataType.concat(DataType.split(dt, len));
             }
         }
         int flags = a.be32(NFTA_SET_FLAGS, 0) & ~NFT_SET_CONCAT;

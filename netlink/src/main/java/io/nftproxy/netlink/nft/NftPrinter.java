@@ -157,8 +157,7 @@ public final class NftPrinter {
                     sb.append(v);
                 } else {
                     Bytes b = ((Data.Value) el.data()).bytes();
-                    sb.append(set == null || set.data() == null ? b.toString()
-                            : ValueFormat.format(ValueFormat.kindOf(set.data()), b));
+                    sb.append(set == null || set.data() == null ? b.toString() : ValueFormat.data(set.data(), b));
                 }
             }
             out.add(sb.toString());

@@ -31,7 +31,14 @@ import io.nftproxy.netlink.nft.expr.Reject;
  * hex values) so the output stays readable by {@code nft -f}.
  */
 final class RulePrinter {
-    private record Sym(String text, Kind kind, int len, Bytes literal, int order) {
+    /**
+     * A value in a register. {@code origin} ties the fields of one multi-field map result
+     * together (-1 otherwise); {@code field} is the field's index in it.
+     */
+    private record Sym(String text, Kind kind, int len, Bytes literal, int order, int origin, int field) {
+        Sym(String text, Kind kind, int len, Bytes literal, int order) {
+            this(text, kind, len, literal, order, -1, 0);
+        }
     }
 
     private final Family family;
@@ -335,13 +342,20 @@ final class RulePrinter {
         } else if (l.dreg() == NfTables.NFT_REG_VERDICT) {
             out.add(k + " vmap @" + l.set());
         } else {
-            Kind kind = Kind.RAW;
-            int len = 4;
-            if (set != null && set.data() != null) {
-                kind = ValueFormat.kindOf(set.data());
-                len = set.data().length();
+            if (set == null || set.data() == null) {
+                load(l.dreg(), k + " map @" + l.set(), Kind.RAW, 4);
+                return;
             }
-            load(l.dreg(), k + " map @" + l.set(), kind, len);
+            List<DataType> fields = set.data().fields();
+            String text = k + " map @" + l.set();
+            int origin = loads;
+            int s = slot(l.dreg());
+            for (int i = 0; i < fields.size(); i++) {
+                DataType f = fields.get(i);
+                String t = i == 0 ? text : "(" + text + ")#" + i;
+                slots.put(s, new Sym(t, ValueFormat.kindOf(f), f.length(), null, loads++, fields.size() > 1 ? origin : -1, i));
+                s += (f.length() + 3) / 4;
+            }
         }
     }
 
@@ -360,6 +374,18 @@ final class RulePrinter {
         }
         if (n.regAddrMin() != 0 || n.regProtoMin() != 0) {
             sb.append(" to ");
+            Sym pa = n.regAddrMin() != 0 ? take(n.regAddrMin()) : null;
+            Sym pp = n.regProtoMin() != 0 ? take(n.regProtoMin()) : null;
+            if (pa != null && pp != null && pa.origin() >= 0 && pa.origin() == pp.origin() && pa.field() == 0
+                    && pp.field() == 1) {
+                // Address and port from one map lookup: "dnat ip to K map @m" with concatenated data.
+                sb.setLength(0);
+                sb.append(n.type() == Nat.NFT_NAT_DNAT ? "dnat" : "snat").append(v6 ? " ip6" : " ip").append(" to ");
+                sb.append(pa.text());
+                natFlags(sb, n.flags() & ~Nat.NF_NAT_RANGE_PROTO_SPECIFIED & ~Nat.NF_NAT_RANGE_MAP_IPS);
+                out.add(sb.toString());
+                return;
+            }
             if (n.regAddrMin() != 0) {
                 Sym a = take(n.regAddrMin());
                 String addr = value(a, v6 ? Kind.IPV6 : Kind.IPV4);

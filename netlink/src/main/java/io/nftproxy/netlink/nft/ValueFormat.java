@@ -130,6 +130,12 @@ public final class ValueFormat {
         };
     }
 
+    /** A map's data value: one field, or a concatenation split by its fields. */
+    public static String data(DataType type, Bytes b) {
+        List<DataType> fields = type.fields();
+        return fields.size() == 1 ? format(kindOf(fields.get(0)), b) : key(fields, b);
+    }
+
     /** A set key: its fields split (each padded to 4 bytes when concatenated) and joined with " . ". */
     public static String key(List<DataType> fields, Bytes key) {
         if (fields.size() == 1) {

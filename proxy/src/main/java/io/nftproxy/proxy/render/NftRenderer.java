@@ -13,6 +13,7 @@ import java.util.TreeMap;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Hook;
@@ -46,8 +47,16 @@ public final class NftRenderer {
     // Global object names (the table is ours alone).
     public static final String SERVICE_IPS = "service-ips";
     public static final String SERVICE_NODEPORTS = "service-nodeports";
-    public static final String NO_ENDPOINT_SERVICES = "no-endpoint-services";
-    public static final String NO_ENDPOINT_NODEPORTS = "no-endpoint-nodeports";
+    public static final String SERVICE_GROUPS = "service-groups";
+    public static final String NODEPORT_GROUPS = "nodeport-groups";
+    public static final String GROUP_ENDPOINTS = "group-endpoints";
+    public static final String ENDPOINT_COUNT = "endpoint-count";
+    public static final String NO_ENDPOINT_REJECT = "no-endpoint-reject";
+    public static final String NO_ENDPOINT_DROP = "no-endpoint-drop";
+    public static final String NODEPORT_NO_ENDPOINT_REJECT = "nodeport-no-endpoint-reject";
+    public static final String NODEPORT_NO_ENDPOINT_DROP = "nodeport-no-endpoint-drop";
+    /** Endpoint counts with a shared picking chain; larger groups get a chain of their own. */
+    public static final int MAX_SHARED_PICK = 128;
     public static final String CLUSTER_IP_PORTS = "cluster-ip-ports";
     public static final String EXTERNAL_MASQ = "external-masquerade";
     public static final String NODEPORT_MASQ = "nodeport-masquerade";
@@ -65,7 +74,7 @@ public final class NftRenderer {
     public static final String NODEPORT_ENDPOINTS_CHECK = "nodeport-endpoints-check";
     public static final String CLUSTER_IPS_CHECK = "cluster-ips-check";
     public static final String FIREWALL_CHECK = "firewall-check";
-    public static final String REJECT = "reject-chain";
+    static final String PICK = "pick-";
 
     private final ProxyConfig config;
 
@@ -197,10 +206,23 @@ public final class NftRenderer {
                     .withComment("ClusterIP, external and load-balancer IP ports to their service chains"));
             set(NftSet.map(nf, t, SERVICE_NODEPORTS, DataType.VERDICT, DataType.INET_PROTO, DataType.INET_SERVICE)
                     .withComment("NodePorts to their service chains"));
-            set(NftSet.map(nf, t, NO_ENDPOINT_SERVICES, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment("services without usable endpoints: reject or drop"));
-            set(NftSet.map(nf, t, NO_ENDPOINT_NODEPORTS, DataType.VERDICT, DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment("NodePorts without usable endpoints: reject or drop"));
+            DataType mark3 = DataType.concat(List.of(DataType.MARK, DataType.MARK, DataType.MARK));
+            set(NftSet.map(nf, t, SERVICE_GROUPS, mark3, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("service IP ports to endpoint count . group"));
+            set(NftSet.map(nf, t, NODEPORT_GROUPS, mark3, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("NodePorts to endpoint count . group"));
+            set(new NftSet(nf, t, GROUP_ENDPOINTS, List.of(DataType.MARK, DataType.MARK, DataType.MARK),
+                    DataType.concat(List.of(a, DataType.INET_SERVICE)), 0, 0, "group . index to endpoint address . port"));
+            set(NftSet.map(nf, t, ENDPOINT_COUNT, DataType.VERDICT, DataType.MARK)
+                    .withComment("endpoint count to the chain that picks one of that many"));
+            set(NftSet.set(nf, t, NO_ENDPOINT_REJECT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("service IP ports without any endpoint: rejected"));
+            set(NftSet.set(nf, t, NO_ENDPOINT_DROP, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("service IP ports without a usable endpoint here: dropped"));
+            set(NftSet.set(nf, t, NODEPORT_NO_ENDPOINT_REJECT, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("NodePorts without any endpoint: rejected"));
+            set(NftSet.set(nf, t, NODEPORT_NO_ENDPOINT_DROP, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("NodePorts without a usable endpoint here: dropped"));
             set(NftSet.map(nf, t, FIREWALL_IPS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                     .withComment("load-balancer IP ports with loadBalancerSourceRanges"));
             set(NftSet.set(nf, t, CLUSTER_IP_PORTS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
@@ -252,19 +274,37 @@ public final class NftRenderer {
             services.add(rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(EXTERNAL_MASQ),
                     verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
             services.add(rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_IPS))));
+            services.add(rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.mapTo(SERVICE_GROUPS),
+                    RuleParts.vmap(ENDPOINT_COUNT))));
             List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(io.nftproxy.netlink.nft.NfTables.NFT_REG_1),
                     RuleParts.lookup(NODEPORT_ADDRS));
             services.add(rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
                     RuleParts.lookup(NODEPORT_MASQ), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
             services.add(rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
                     RuleParts.vmap(SERVICE_NODEPORTS))));
+            services.add(rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
+                    RuleParts.mapTo(NODEPORT_GROUPS), RuleParts.vmap(ENDPOINT_COUNT))));
             chain(Chain.regular(nf, t, SERVICES), services);
 
+            // One shared chain per endpoint count k picks uniformly among a group's k endpoints:
+            // a service is then only map elements, and changing it never changes a rule.
+            for (int k = 1; k <= MAX_SHARED_PICK; k++) {
+                String pick = PICK + k;
+                chain(Chain.regular(nf, t, pick), List.of(
+                        rule(pick, p.pickFromGroup(p.daddrProtoPort(), SERVICE_GROUPS, GROUP_ENDPOINTS, k)),
+                        rule(pick, p.pickFromGroup(p.protoPort(), NODEPORT_GROUPS, GROUP_ENDPOINTS, k))));
+                element(ENDPOINT_COUNT, SetElement.of(Bytes.host32(k), Verdict.goTo(pick)));
+            }
+
             chain(Chain.regular(nf, t, SERVICE_ENDPOINTS_CHECK), List.of(
-                    rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.vmap(NO_ENDPOINT_SERVICES)))));
+                    rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_REJECT), p.reject())),
+                    rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_DROP),
+                            verdict(Verdict.DROP)))));
+            List<Expr> nodePorts = concat(nodeportMatch, p.protoPort().toArray(new Expr[0]));
             chain(Chain.regular(nf, t, NODEPORT_ENDPOINTS_CHECK), List.of(
-                    rule(NODEPORT_ENDPOINTS_CHECK, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
-                            RuleParts.vmap(NO_ENDPOINT_NODEPORTS)))));
+                    rule(NODEPORT_ENDPOINTS_CHECK, concat(nodePorts, RuleParts.lookup(NODEPORT_NO_ENDPOINT_REJECT), p.reject())),
+                    rule(NODEPORT_ENDPOINTS_CHECK, concat(nodePorts, RuleParts.lookup(NODEPORT_NO_ENDPOINT_DROP),
+                            verdict(Verdict.DROP)))));
             chain(Chain.regular(nf, t, CLUSTER_IPS_CHECK), List.of(
                     rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(io.nftproxy.netlink.nft.NfTables.NFT_REG_1),
                             RuleParts.lookup(CLUSTER_IPS), p.reject())),
@@ -272,7 +312,6 @@ public final class NftRenderer {
                             RuleParts.lookup(SERVICE_CIDRS), verdict(Verdict.DROP)))));
             chain(Chain.regular(nf, t, FIREWALL_CHECK), List.of(
                     rule(FIREWALL_CHECK, concat(p.daddrProtoPort(), RuleParts.vmap(FIREWALL_IPS)))));
-            chain(Chain.regular(nf, t, REJECT), List.of(rule(REJECT, List.of(p.reject()))));
 
             // Base chains: NAT at the usual priorities, filters around them (see docs/ruleset.md).
             base("nat-prerouting", "nat", Hook.PREROUTING, -100, jumpIfNew(false, SERVICES));
@@ -346,7 +385,98 @@ public final class NftRenderer {
 
         // ------------------------------------------------------------------ one service port
 
+        /** The 8-byte id of a group: stable for a service port and policy class, unique in practice. */
+        Bytes groupId(ServicePort svc, String cls) {
+            try {
+                byte[] h = java.security.MessageDigest.getInstance("SHA-256")
+                        .digest((svc.id() + "#" + cls).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                return Bytes.of(java.util.Arrays.copyOf(h, 8));
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        /** Declares a group's endpoints and returns "k . group", the value services map to. */
+        Bytes group(ServicePort svc, String cls, List<Endpoint> eps) {
+            Bytes g = groupId(svc, cls);
+            for (int i = 0; i < eps.size(); i++) {
+                Endpoint e = eps.get(i);
+                element(GROUP_ENDPOINTS, SetElement.of(Bytes.concat(g, Bytes.host32(i)),
+                        Data.value(Bytes.concat(Bytes.ip(e.address()).padTo4(), Bytes.be16(e.port()).padTo4()))));
+            }
+            return Bytes.concat(Bytes.host32(eps.size()), g);
+        }
+
         void renderService(ServicePort svc, EndpointSelection sel) {
+            for (Endpoint e : sel.cluster()) {
+                element(HAIRPIN, SetElement.of(Bytes.concat(Bytes.ip(e.address()), Bytes.ip(e.address()))));
+            }
+            for (Endpoint e : sel.local()) {
+                element(HAIRPIN, SetElement.of(Bytes.concat(Bytes.ip(e.address()), Bytes.ip(e.address()))));
+            }
+            int proto = svc.protocol().number();
+            for (InetAddress ip : svc.clusterIPs(f)) {
+                element(CLUSTER_IPS, SetElement.of(Bytes.ip(ip)));
+                element(CLUSTER_IP_PORTS, SetElement.of(key(ip, proto, svc.port())));
+            }
+            boolean complex = svc.affinitySeconds() > 0 || (svc.externalPolicyLocal() && svc.hasExternal())
+                    || sel.cluster().size() > MAX_SHARED_PICK || sel.local().size() > MAX_SHARED_PICK;
+            if (complex) {
+                renderWithChains(svc, sel);
+            } else {
+                renderAsData(svc, sel);
+            }
+            renderFirewall(svc);
+        }
+
+        void noEndpoints(boolean any, Bytes ipKey, Bytes nodePortKey) {
+            if (ipKey != null) {
+                element(any ? NO_ENDPOINT_DROP : NO_ENDPOINT_REJECT, SetElement.of(ipKey));
+            }
+            if (nodePortKey != null) {
+                element(any ? NODEPORT_NO_ENDPOINT_DROP : NODEPORT_NO_ENDPOINT_REJECT, SetElement.of(nodePortKey));
+            }
+        }
+
+        /** The common case: no rule of its own, only elements of the shared maps. */
+        void renderAsData(ServicePort svc, EndpointSelection sel) {
+            int proto = svc.protocol().number();
+            Bytes cluster = svc.usesClusterEndpoints() && !sel.cluster().isEmpty() ? group(svc, "cluster", sel.cluster()) : null;
+            Bytes local = svc.usesLocalEndpoints() && !sel.local().isEmpty() ? group(svc, "local", sel.local()) : null;
+            Bytes internal = svc.internalPolicyLocal() ? local : cluster;
+            for (InetAddress ip : svc.clusterIPs(f)) {
+                Bytes k = key(ip, proto, svc.port());
+                if (internal != null) {
+                    element(SERVICE_GROUPS, SetElement.of(k, Data.value(internal)));
+                } else {
+                    noEndpoints(sel.anyEndpoints(), k, null);
+                }
+            }
+            // External traffic with the Cluster policy (Local goes the way of chains).
+            List<InetAddress> front = new ArrayList<>(svc.externalIPs(f));
+            front.addAll(svc.loadBalancerIPs(f));
+            for (InetAddress ip : front) {
+                Bytes k = key(ip, proto, svc.port());
+                if (cluster != null) {
+                    element(SERVICE_GROUPS, SetElement.of(k, Data.value(cluster)));
+                    element(EXTERNAL_MASQ, SetElement.of(k));
+                } else {
+                    noEndpoints(sel.anyEndpoints(), k, null);
+                }
+            }
+            if (svc.nodePort() != 0) {
+                Bytes k = key(proto, svc.nodePort());
+                if (cluster != null) {
+                    element(NODEPORT_GROUPS, SetElement.of(k, Data.value(cluster)));
+                    element(NODEPORT_MASQ, SetElement.of(k));
+                } else {
+                    noEndpoints(sel.anyEndpoints(), null, k);
+                }
+            }
+        }
+
+        /** Session affinity, externalTrafficPolicy Local and very large groups: chains of their own. */
+        void renderWithChains(ServicePort svc, EndpointSelection sel) {
             int proto = svc.protocol().number();
             String svcChain = null;
             String svlChain = null;
@@ -358,23 +488,14 @@ public final class NftRenderer {
                 svlChain = Names.localChain(svc);
                 chain(Chain.regular(nf, t, svlChain), pickEndpoint(svc, svlChain, sel.local()));
             }
-            for (Endpoint e : sel.cluster()) {
-                element(HAIRPIN, SetElement.of(Bytes.concat(Bytes.ip(e.address()), Bytes.ip(e.address()))));
-            }
-            for (Endpoint e : sel.local()) {
-                element(HAIRPIN, SetElement.of(Bytes.concat(Bytes.ip(e.address()), Bytes.ip(e.address()))));
-            }
-            Verdict noEndpoints = sel.anyEndpoints() ? Verdict.DROP : Verdict.goTo(REJECT);
 
             // Internal traffic: the ClusterIPs.
             String internal = svc.internalPolicyLocal() ? svlChain : svcChain;
             for (InetAddress ip : svc.clusterIPs(f)) {
-                element(CLUSTER_IPS, SetElement.of(Bytes.ip(ip)));
-                element(CLUSTER_IP_PORTS, SetElement.of(key(ip, proto, svc.port())));
                 if (internal != null) {
                     element(SERVICE_IPS, SetElement.of(key(ip, proto, svc.port()), Verdict.goTo(internal)));
                 } else {
-                    element(NO_ENDPOINT_SERVICES, SetElement.of(key(ip, proto, svc.port()), noEndpoints));
+                    noEndpoints(sel.anyEndpoints(), key(ip, proto, svc.port()), null);
                 }
             }
             if (!svc.hasExternal()) {
@@ -401,52 +522,55 @@ public final class NftRenderer {
                 ext.add(rule(external, List.of(verdict(svlChain != null ? Verdict.goTo(svlChain) : Verdict.DROP))));
                 chain(Chain.regular(nf, t, external), ext);
             }
-            boolean reachable = external != null;
             List<InetAddress> frontIPs = new ArrayList<>(svc.externalIPs(f));
             frontIPs.addAll(svc.loadBalancerIPs(f));
             for (InetAddress ip : frontIPs) {
                 Bytes k = key(ip, proto, svc.port());
-                if (reachable) {
+                if (external != null) {
                     element(SERVICE_IPS, SetElement.of(k, Verdict.goTo(external)));
                     if (!svc.externalPolicyLocal()) {
                         element(EXTERNAL_MASQ, SetElement.of(k));
                     }
                 } else {
-                    element(NO_ENDPOINT_SERVICES, SetElement.of(k, noEndpoints));
+                    noEndpoints(sel.anyEndpoints(), k, null);
                 }
             }
             if (svc.nodePort() != 0) {
                 Bytes k = key(proto, svc.nodePort());
-                if (reachable) {
+                if (external != null) {
                     element(SERVICE_NODEPORTS, SetElement.of(k, Verdict.goTo(external)));
                     if (!svc.externalPolicyLocal()) {
                         element(NODEPORT_MASQ, SetElement.of(k));
                     }
                 } else {
-                    element(NO_ENDPOINT_NODEPORTS, SetElement.of(k, noEndpoints));
+                    noEndpoints(sel.anyEndpoints(), null, k);
                 }
             }
+        }
+
+        void renderFirewall(ServicePort svc) {
+            int proto = svc.protocol().number();
             List<Cidr> ranges = svc.loadBalancerSourceRanges(f);
-            if (!ranges.isEmpty() && !svc.loadBalancerIPs(f).isEmpty()) {
-                String fw = Names.firewallChain(svc);
-                List<Rule> rules = new ArrayList<>();
-                for (Cidr c : ranges) {
-                    rules.add(rule(fw, concat(p.saddrInPrefix(c), verdict(Verdict.RETURN))));
-                }
-                // A node reaching its own load-balancer VIP arrives with the VIP as source.
-                boolean allowFromNode = ranges.stream().anyMatch(c -> config.nodeIPs().stream().anyMatch(c::contains)
-                        || node.addresses().stream().anyMatch(c::contains));
-                if (allowFromNode) {
-                    for (InetAddress ip : svc.loadBalancerIPs(f)) {
-                        rules.add(rule(fw, concat(p.saddrInPrefix(new Cidr(ip, f.addressBytes() * 8)),
-                                verdict(Verdict.RETURN))));
-                    }
-                }
-                rules.add(rule(fw, List.of(verdict(Verdict.DROP))));
-                chain(Chain.regular(nf, t, fw), rules);
+            if (ranges.isEmpty() || svc.loadBalancerIPs(f).isEmpty()) {
+                return;
+            }
+            String fw = Names.firewallChain(svc);
+            List<Rule> rules = new ArrayList<>();
+            for (Cidr c : ranges) {
+                rules.add(rule(fw, concat(p.saddrInPrefix(c), verdict(Verdict.RETURN))));
+            }
+            // A node reaching its own load-balancer VIP arrives with the VIP as source.
+            boolean allowFromNode = ranges.stream().anyMatch(c -> config.nodeIPs().stream().anyMatch(c::contains)
+                    || node.addresses().stream().anyMatch(c::contains));
+            if (allowFromNode) {
                 for (InetAddress ip : svc.loadBalancerIPs(f)) {
-                    element(FIREWALL_IPS, SetElement.of(key(ip, proto, svc.port()), Verdict.goTo(fw)));
+                    rules.add(rule(fw, concat(p.saddrInPrefix(new Cidr(ip, f.addressBytes() * 8)), verdict(Verdict.RETURN))));
                 }
+            }
+            rules.add(rule(fw, List.of(verdict(Verdict.DROP))));
+            chain(Chain.regular(nf, t, fw), rules);
+            for (InetAddress ip : svc.loadBalancerIPs(f)) {
+                element(FIREWALL_IPS, SetElement.of(key(ip, proto, svc.port()), Verdict.goTo(fw)));
             }
         }
 

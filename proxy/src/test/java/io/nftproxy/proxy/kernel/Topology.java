@@ -73,12 +73,11 @@ final class Topology implements AutoCloseable {
             // port-unreachable answers of REJECT need (ClusterIPs are routed back out to "ext").
             node.exec("sysctl", "-qw", "net.ipv4.conf.all.send_redirects=0");
             node.exec("sysctl", "-qw", "net.ipv4.conf.default.send_redirects=0");
+            noDad(node);
+            noDad(ext);
             link(node, "ne" + id, ext, "en" + id);
             node.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
             node.exec("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
-            for (TestNetns n : List.of(node, ext)) {
-                n.exec("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0");
-            }
             addr(node, "ne" + id, NODE_IP + "/24");
             addr(node, "ne" + id, NODE_IP6 + "/64");
             addr(ext, "en" + id, EXT_IP + "/24");
@@ -95,6 +94,15 @@ final class Topology implements AutoCloseable {
             close();
             throw e;
         }
+    }
+
+    /**
+     * No duplicate address detection on interfaces created from now on: their link-local
+     * addresses would otherwise stay tentative for a second, and neighbour discovery with them.
+     */
+    private static void noDad(TestNetns ns) {
+        ns.exec("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0");
+        ns.exec("sysctl", "-qw", "net.ipv6.conf.default.accept_dad=0");
     }
 
     private static void link(TestNetns a, String aIf, TestNetns b, String bIf) {
@@ -122,10 +130,10 @@ final class Topology implements AutoCloseable {
         String nodeIf = "v" + id + "n" + pods;
         String podIf = "v" + id + "p" + pods;
         pods++;
+        noDad(p);
         link(node, nodeIf, p, podIf);
         node.exec("ip", "addr", "add", NODE_POD_GW + "/32", "dev", nodeIf);
         node.exec("ip", "addr", "add", NODE_POD_GW6 + "/128", "dev", nodeIf, "nodad");
-        p.exec("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0");
         boolean v4 = false;
         boolean v6 = false;
         for (String ip : ips) {

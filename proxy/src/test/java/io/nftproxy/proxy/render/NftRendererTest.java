@@ -13,7 +13,10 @@ import java.util.TreeMap;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.NftPrinter;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.Verdict;
@@ -59,26 +62,29 @@ class NftRendererTest {
     }
 
     @Test
-    void aServiceIsOneChainOfKRulesPickingUniformly() {
+    void aPlainServiceIsOnlyElementsOfSharedMaps() {
         NftRenderer r = new NftRenderer(CFG);
-        Fragment f = r.service(IpFamily.V4, svc("web", "10.96.0.10", 0, false, 0), eps(4, "node-b"), NODE);
-        assertEquals(List.of("svc-default/web/tcp/80"), List.copyOf(f.chains().keySet()), "one chain, no chain per endpoint");
-        assertTrue(f.sets().isEmpty(), "no per-service set");
-        List<Rule> rules = f.chains().get("svc-default/web/tcp/80").rules();
-        assertEquals(4, rules.size());
-        List<Integer> moduli = new ArrayList<>();
-        for (Rule rule : rules) {
-            rule.exprs().stream().filter(x -> x instanceof Numgen).forEach(x -> moduli.add(((Numgen) x).modulus()));
+        Fragment f = r.service(IpFamily.V4, svc("web", "10.96.0.10", 30080, false, 0), eps(4, "node-b"), NODE);
+        assertTrue(f.chains().isEmpty(), "no chain of its own: changing it never changes a rule");
+        assertTrue(f.sets().isEmpty(), "no set of its own");
+        Bytes group = f.elements().get(NftRenderer.SERVICE_GROUPS).get(0).data() instanceof Data.Value v ? v.bytes() : null;
+        assertEquals(Bytes.host32(4), group.slice(0, 4), "the endpoint count picks the shared chain pick-4");
+        assertEquals(group, ((Data.Value) f.elements().get(NftRenderer.NODEPORT_GROUPS).get(0).data()).bytes(),
+                "the NodePort uses the same group");
+        List<SetElement> members = f.elements().get(NftRenderer.GROUP_ENDPOINTS);
+        assertEquals(4, members.size());
+        for (int i = 0; i < 4; i++) {
+            assertEquals(Bytes.concat(group.slice(4, 12), Bytes.host32(i)), members.get(i).key());
+            assertEquals(Bytes.concat(Bytes.ip("10.244.1." + (i + 2)), Bytes.be16(8080).padTo4()),
+                    ((Data.Value) members.get(i).data()).bytes());
         }
-        // P(endpoint i) = prod_{j<i} (1 - 1/(k-j)) * 1/(k-i) = 1/k
-        assertEquals(List.of(4, 3, 2), moduli);
-        assertEquals("meta l4proto tcp dnat to 10.244.1.5:8080", NftPrinter.ruleBody(rules.get(3), n -> null));
         assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, NftRenderer.CLUSTER_IP_PORTS));
+        assertEquals(1, f.elements().get(NftRenderer.NODEPORT_MASQ).size(), "eTP Cluster NodePorts are masqueraded");
     }
 
     static List<String> keys(Fragment f, String set) {
         List<String> out = new ArrayList<>();
-        for (var e : f.elements().getOrDefault(set, List.of())) {
+        for (SetElement e : f.elements().getOrDefault(set, List.of())) {
             out.add(io.nftproxy.netlink.nft.ValueFormat.key(List.of(io.nftproxy.netlink.nft.DataType.IPV4_ADDR,
                     io.nftproxy.netlink.nft.DataType.INET_PROTO, io.nftproxy.netlink.nft.DataType.INET_SERVICE), e.key()));
         }
@@ -86,19 +92,16 @@ class NftRendererTest {
     }
 
     @Test
-    void theCostOfAServiceDoesNotGrowWithTheTable() {
-        NftRenderer r = new NftRenderer(CFG);
-        List<ServicePort> many = new ArrayList<>();
-        for (int i = 0; i < 500; i++) {
-            many.add(svc("s" + i, "10.96." + (i / 200) + "." + (i % 200 + 1), 0, false, 0));
+    void sharedPickChainsChooseUniformly() {
+        Fragment g = new NftRenderer(CFG).globals(IpFamily.V4, NODE);
+        for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
+            List<Rule> rules = g.chains().get("pick-" + k).rules();
+            assertEquals(2, rules.size(), "service IPs and NodePorts");
+            int kk = k;
+            long moduli = rules.get(0).exprs().stream().filter(x -> x instanceof Numgen n && n.modulus() == kk).count();
+            assertEquals(k > 1 ? 1 : 0, moduli, "numgen random mod " + k);
         }
-        FamilyRuleset small = r.render(state(many.subList(0, 10).toArray(new ServicePort[0]))).family(IpFamily.V4);
-        FamilyRuleset big = r.render(state(many.toArray(new ServicePort[0]))).family(IpFamily.V4);
-        assertEquals(small.sets().size(), big.sets().size(), "sets are global: their number is constant");
-        int globalChains = r.globals(IpFamily.V4, NODE).chains().size();
-        assertEquals(10, small.chains().size() - globalChains);
-        assertEquals(500, big.chains().size() - globalChains, "one chain per service port");
-        assertEquals(500 * 3, big.ruleCount() - small.ruleCount() + 10 * 3);
+        assertEquals(NftRenderer.MAX_SHARED_PICK, g.elements().get(NftRenderer.ENDPOINT_COUNT).size());
     }
 
     @Test
@@ -123,14 +126,14 @@ class NftRendererTest {
         NftRenderer r = new NftRenderer(CFG);
         Fragment none = r.service(IpFamily.V4, svc("none", "10.96.0.12", 30002, false, 0), List.of(), NODE);
         assertTrue(none.chains().isEmpty());
-        assertEquals(Verdict.goTo(NftRenderer.REJECT), none.elements().get(NftRenderer.NO_ENDPOINT_SERVICES).get(0).data());
-        assertEquals(Verdict.goTo(NftRenderer.REJECT), none.elements().get(NftRenderer.NO_ENDPOINT_NODEPORTS).get(0).data());
+        assertEquals(1, none.elements().get(NftRenderer.NO_ENDPOINT_REJECT).size());
+        assertEquals(1, none.elements().get(NftRenderer.NODEPORT_NO_ENDPOINT_REJECT).size());
 
         ServicePort itp = new ServicePort(new ServicePortName("default", "itp", "", Protocol.TCP),
                 List.of(Inet.parse("10.96.0.13")), 80, 0, List.of(), List.of(), List.of(), false, true, 0, 0);
         Fragment f = r.service(IpFamily.V4, itp, eps(2, "node-b"), NODE);
-        assertEquals(Verdict.DROP, f.elements().get(NftRenderer.NO_ENDPOINT_SERVICES).get(0).data());
-        assertFalse(f.elements().containsKey(NftRenderer.SERVICE_IPS));
+        assertEquals(1, f.elements().get(NftRenderer.NO_ENDPOINT_DROP).size(), "iTP Local without local endpoints drops");
+        assertFalse(f.elements().containsKey(NftRenderer.SERVICE_GROUPS));
     }
 
     @Test

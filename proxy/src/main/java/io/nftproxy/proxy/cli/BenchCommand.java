@@ -1,0 +1,166 @@
+package io.nftproxy.proxy.cli;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.sync.Syncer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The benchmark harness: full syncs of N services x k endpoints into a fresh network namespace,
+ * then single-endpoint changes at that size, with userspace and kernel time apart; optionally
+ * nft -f of the very same ruleset side by side, for a ratio measured in one run.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Measure full and partial sync times in fresh network namespaces (needs root).")
+final class BenchCommand implements Callable<Integer> {
+    @Option(names = "--services", split = ",", defaultValue = "1000,10000", description = "Service counts (default: ${DEFAULT-VALUE}).")
+    List<Integer> services;
+
+    @Option(names = "--endpoints", defaultValue = "10", description = "Endpoints per service (default: ${DEFAULT-VALUE}).")
+    int endpoints;
+
+    @Option(names = "--changes", defaultValue = "200", description = "Single-endpoint changes timed per size (default: ${DEFAULT-VALUE}).")
+    int changes;
+
+    @Option(names = "--compare-nft", description = "Also load the same ruleset with nft -f in another fresh namespace.")
+    boolean compareNft;
+
+    @Override
+    public Integer call() throws Exception {
+        System.out.printf("%-9s %-9s %10s %10s %10s %10s %10s %9s %9s %9s%n", "services", "endpoints", "full_ms",
+                "render_ms", "encode_ms", "kernel_ms", "messages", "chg_p50", "chg_p99", "chg_max");
+        for (int n : services) {
+            run(n);
+        }
+        return 0;
+    }
+
+    static ProxyConfig config() {
+        return new ProxyConfig("node-a", List.of(ip(0xc0a83202)), List.of(Cidr.parse("10.128.0.0/9")),
+                List.of(Cidr.parse("10.96.0.0/12")), List.of(), false, 14, Duration.ZERO, Duration.ofSeconds(30), "nftproxy");
+    }
+
+    static InetAddress ip(int v) {
+        try {
+            return InetAddress.getByAddress(new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v});
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** N services, each one TCP port with k ready endpoints spread over 100 nodes; every tenth a NodePort. */
+    static ProxyState synthetic(int n, int k, int generation) {
+        TreeMap<ServicePortName, ServicePort> svcs = new TreeMap<>();
+        Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
+        int svcBase = 0x0a600000; // 10.96.0.0
+        int podBase = 0x0a800000; // 10.128.0.0
+        for (int i = 0; i < n; i++) {
+            ServicePortName id = new ServicePortName("bench", "svc-" + i, "http", Protocol.TCP);
+            svcs.put(id, new ServicePort(id, List.of(ip(svcBase + i + 1)), 80, i % 10 == 0 ? 30000 + i % 2000 : 0,
+                    List.of(), List.of(), List.of(), false, false, 0, 0));
+            List<Endpoint> list = new ArrayList<>(k);
+            for (int j = 0; j < k; j++) {
+                list.add(Endpoint.ready(ip(podBase + (i * k + j + generation * 7) % 0x7fffff), 8080, "node-" + (j % 100)));
+            }
+            eps.put(id, list);
+        }
+        return new ProxyState(svcs, eps, new NodeInfo("node-a", null, List.of(ip(0xc0a83202)), false));
+    }
+
+    private void run(int n) throws Exception {
+        String nsName = "nftproxy-bench-" + ProcessHandle.current().pid();
+        exec("ip", "netns", "add", nsName);
+        try (NftClient client = NftClient.open(NetNamespace.named(nsName))) {
+            NftRenderer renderer = new NftRenderer(config());
+            Syncer syncer = new Syncer(client, renderer, "nftproxy");
+            ProxyState state = synthetic(n, endpoints, 0);
+            System.gc();
+            long t0 = System.nanoTime();
+            SyncResult full = syncer.sync(state, null);
+            long fullNanos = System.nanoTime() - t0;
+
+            // One endpoint of one service changes; time from the model change to the kernel's ack.
+            long[] lat = new long[changes];
+            TreeMap<ServicePortName, ServicePort> svcs = new TreeMap<>(state.services());
+            Map<ServicePortName, List<Endpoint>> eps = new HashMap<>(state.endpoints());
+            for (int c = 0; c < changes; c++) {
+                ServicePortName id = new ServicePortName("bench", "svc-" + ((c * 7919) % n), "http", Protocol.TCP);
+                List<Endpoint> list = new ArrayList<>(eps.get(id));
+                list.set(c % list.size(), Endpoint.ready(ip(0x0b000000 + c), 8080, "node-x"));
+                eps.put(id, list);
+                long s = System.nanoTime();
+                syncer.sync(new ProxyState(svcs, eps, state.node()), Set.of(id));
+                lat[c] = System.nanoTime() - s;
+            }
+            Arrays.sort(lat);
+            System.out.printf("%-9d %-9d %10.0f %10.0f %10.0f %10.0f %10d %9.2f %9.2f %9.2f%n", n, endpoints,
+                    fullNanos / 1e6, full.renderNanos() / 1e6, full.commit().encodeNanos() / 1e6,
+                    full.commit().kernelNanos() / 1e6, full.commit().messages(),
+                    changes == 0 ? 0 : lat[changes / 2] / 1e6, changes == 0 ? 0 : lat[(int) (changes * 0.99)] / 1e6,
+                    changes == 0 ? 0 : lat[changes - 1] / 1e6);
+            if (compareNft) {
+                compare(client, nsName, fullNanos);
+            }
+        } finally {
+            exec("ip", "netns", "del", nsName);
+        }
+    }
+
+    /** The same ruleset through nft -f: read ours back, print it, load it into another namespace. */
+    private void compare(NftClient client, String ours, long oursNanos) throws Exception {
+        Path script = Files.createTempFile("nftproxy-bench", ".nft");
+        String other = ours + "-nft";
+        try {
+            StringBuilder sb = new StringBuilder();
+            for (Family f : List.of(Family.IP, Family.IP6)) {
+                sb.append(client.readTable(f, "nftproxy"));
+            }
+            Files.writeString(script, sb);
+            exec("ip", "netns", "add", other);
+            long t0 = System.nanoTime();
+            exec("ip", "netns", "exec", other, "nft", "-f", script.toString());
+            long nftNanos = System.nanoTime() - t0;
+            System.out.printf("          same ruleset via nft -f: %.0f ms; nftproxy over netlink: %.0f ms; ratio %.1fx%n",
+                    nftNanos / 1e6, oursNanos / 1e6, (double) nftNanos / oursNanos);
+        } finally {
+            Files.deleteIfExists(script);
+            exec("ip", "netns", "del", other);
+        }
+    }
+
+    private static void exec(String... cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
+            throw new IOException(String.join(" ", cmd) + " failed: " + out.trim());
+        }
+    }
+}
