@@ -6,7 +6,7 @@ import java.util.Arrays;
 import java.util.HexFormat;
 
 /** An immutable byte string with value equality: keys, data and compare operands. */
-public final class Bytes {
+public final class Bytes implements Comparable<Bytes> {
     private static final HexFormat HEX = HexFormat.of();
     private final byte[] b;
 
@@ -106,6 +106,12 @@ public final class Bytes {
 
     public String hex() {
         return HEX.formatHex(b);
+    }
+
+    /** Unsigned lexicographic order: the order of keys in the kernel's ordered sets. */
+    @Override
+    public int compareTo(Bytes o) {
+        return Arrays.compareUnsigned(b, o.b);
     }
 
     @Override

@@ -140,7 +140,7 @@ public final class NftPrinter {
         }
         List<SetElement> sorted = new ArrayList<>(els);
         // The kernel dumps in hash order; print in key order so output is stable and diffable.
-        sorted.sort((a, b) -> java.util.Arrays.compareUnsigned(a.key().toArray(), b.key().toArray()));
+        sorted.sort((a, b) -> a.key().compareTo(b.key()));
         List<String> out = new ArrayList<>(els.size());
         for (SetElement el : sorted) {
             StringBuilder sb = new StringBuilder();
@@ -171,7 +171,7 @@ public final class NftPrinter {
      */
     private static String intervals(NftSet set, List<SetElement> els) {
         List<SetElement> sorted = new ArrayList<>(els);
-        sorted.sort((a, b) -> java.util.Arrays.compareUnsigned(a.key().toArray(), b.key().toArray()));
+        sorted.sort((a, b) -> a.key().compareTo(b.key()));
         List<String> out = new ArrayList<>();
         for (int i = 0; i < sorted.size(); i++) {
             SetElement start = sorted.get(i);

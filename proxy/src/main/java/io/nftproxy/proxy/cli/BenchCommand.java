@@ -17,7 +17,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 import io.nftproxy.ffi.NetNamespace;
-import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
@@ -50,8 +49,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--changes", defaultValue = "200", description = "Single-endpoint changes timed per size (default: ${DEFAULT-VALUE}).")
     int changes;
 
-    @Option(names = "--compare-nft", description = "Also load the same ruleset with nft -f in another fresh namespace.")
-    boolean compareNft;
+    @Option(names = "--compare-kube-proxy-layout", description = "Also time nft -f of kube-proxy's nftables-mode layout"
+            + " (per-service numgen vmap, per-endpoint chains) for the same services, in another fresh namespace.")
+    boolean compareKubeProxy;
 
     @Override
     public Integer call() throws Exception {
@@ -116,8 +116,9 @@ final class BenchCommand implements Callable<Integer> {
                 List<Endpoint> list = new ArrayList<>(eps.get(id));
                 list.set(c % list.size(), Endpoint.ready(ip(0x0b000000 + c), 8080, "node-x"));
                 eps.put(id, list);
+                ProxyState changed = new ProxyState(svcs, eps, state.node());
                 long s = System.nanoTime();
-                syncer.sync(new ProxyState(svcs, eps, state.node()), Set.of(id));
+                syncer.sync(changed, Set.of(id));
                 lat[c] = System.nanoTime() - s;
             }
             Arrays.sort(lat);
@@ -126,30 +127,61 @@ final class BenchCommand implements Callable<Integer> {
                     full.commit().kernelNanos() / 1e6, full.commit().messages(),
                     changes == 0 ? 0 : lat[changes / 2] / 1e6, changes == 0 ? 0 : lat[(int) (changes * 0.99)] / 1e6,
                     changes == 0 ? 0 : lat[changes - 1] / 1e6);
-            if (compareNft) {
-                compare(client, nsName, fullNanos);
+            if (compareKubeProxy) {
+                compare(state, nsName, fullNanos);
             }
         } finally {
             exec("ip", "netns", "del", nsName);
         }
     }
 
-    /** The same ruleset through nft -f: read ours back, print it, load it into another namespace. */
-    private void compare(NftClient client, String ours, long oursNanos) throws Exception {
-        Path script = Files.createTempFile("nftproxy-bench", ".nft");
-        String other = ours + "-nft";
-        try {
-            StringBuilder sb = new StringBuilder();
-            for (Family f : List.of(Family.IP, Family.IP6)) {
-                sb.append(client.readTable(f, "nftproxy"));
+    /**
+     * kube-proxy's nftables-mode layout for the same services, as nft text: a service map, a chain
+     * per service whose anonymous numgen vmap jumps to a chain per endpoint. Loaded with nft -f.
+     */
+    static String kubeProxyLayout(ProxyState state) {
+        StringBuilder sb = new StringBuilder("table ip kube-proxy-layout {\n");
+        sb.append("\tchain mark-for-masquerade {\n\t\tmeta mark set meta mark | 0x4000\n\t}\n");
+        StringBuilder map = new StringBuilder();
+        for (ServicePort svc : state.services().values()) {
+            String name = "service-" + svc.id().namespace() + "/" + svc.id().name() + "/tcp/" + svc.id().port();
+            String ip = svc.clusterIPs().get(0).getHostAddress();
+            List<Endpoint> eps = state.endpointsOf(svc.id());
+            sb.append("\tchain ").append(name).append(" {\n\t\tip daddr ").append(ip).append(" tcp dport ")
+                    .append(svc.port()).append(" ip saddr != 10.128.0.0/9 jump mark-for-masquerade\n");
+            sb.append("\t\tnumgen random mod ").append(eps.size()).append(" vmap { ");
+            for (int i = 0; i < eps.size(); i++) {
+                sb.append(i == 0 ? "" : ", ").append(i).append(" : goto endpoint-").append(name.substring(8)).append("__")
+                        .append(eps.get(i).address().getHostAddress());
             }
-            Files.writeString(script, sb);
+            sb.append(" }\n\t}\n");
+            for (Endpoint e : eps) {
+                String ea = e.address().getHostAddress();
+                sb.append("\tchain endpoint-").append(name.substring(8)).append("__").append(ea).append(" {\n\t\tip saddr ")
+                        .append(ea).append(" jump mark-for-masquerade\n\t\tmeta l4proto tcp dnat to ").append(ea)
+                        .append(":").append(e.port()).append("\n\t}\n");
+            }
+            map.append(map.length() == 0 ? "" : ", ").append(ip).append(" . tcp . ").append(svc.port()).append(" : goto ")
+                    .append(name);
+        }
+        sb.append("\tmap service-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n\t\telements = { ")
+                .append(map).append(" }\n\t}\n");
+        sb.append("\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority -100; policy accept;\n"
+                + "\t\tip daddr . meta l4proto . th dport vmap @service-ips\n\t}\n}\n");
+        return sb.toString();
+    }
+
+    private void compare(ProxyState state, String ours, long oursNanos) throws Exception {
+        Path script = Files.createTempFile("nftproxy-bench", ".nft");
+        String other = ours + "-kp";
+        try {
+            Files.writeString(script, kubeProxyLayout(state));
             exec("ip", "netns", "add", other);
             long t0 = System.nanoTime();
             exec("ip", "netns", "exec", other, "nft", "-f", script.toString());
             long nftNanos = System.nanoTime() - t0;
-            System.out.printf("          same ruleset via nft -f: %.0f ms; nftproxy over netlink: %.0f ms; ratio %.1fx%n",
-                    nftNanos / 1e6, oursNanos / 1e6, (double) nftNanos / oursNanos);
+            System.out.printf("          kube-proxy nftables layout via nft -f: %.0f ms; nftproxy full sync: %.0f ms;"
+                    + " ratio %.1fx%n", nftNanos / 1e6, oursNanos / 1e6, (double) nftNanos / oursNanos);
         } finally {
             Files.deleteIfExists(script);
             exec("ip", "netns", "del", other);

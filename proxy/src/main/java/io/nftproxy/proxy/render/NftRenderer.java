@@ -129,7 +129,7 @@ public final class NftRenderer {
         }
         Map<String, Map<Bytes, SetElement>> elements = new HashMap<>();
         for (String name : sets.keySet()) {
-            elements.put(name, new TreeMap<>((a, b) -> java.util.Arrays.compareUnsigned(a.toArray(), b.toArray())));
+            elements.put(name, new TreeMap<>());
         }
         java.util.function.Consumer<Fragment> addElements = fr -> fr.elements().forEach((set, els) -> {
             Map<Bytes, SetElement> m = elements.get(set);
