@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /** The nftproxy command line. */
 @Command(name = "nftproxy", mixinStandardHelpOptions = true, version = "nftproxy 0.1.0",
         description = "A Kubernetes service proxy that programs nf_tables over netlink.",
-        subcommands = {RunCommand.class, DumpCommand.class, CleanupCommand.class, BenchCommand.class})
+        subcommands = {DemoCommand.class, RunCommand.class, DumpCommand.class, CleanupCommand.class, BenchCommand.class,
+            BenchNetlinkCommand.class})
 public final class Main {
     public static void main(String[] args) {
         System.exit(execute(args));

@@ -1,8 +1,10 @@
 package io.nftproxy.proxy.kernel;
 
-import static io.nftproxy.proxy.kernel.Topology.Outcome.Result.ANSWERED;
-import static io.nftproxy.proxy.kernel.Topology.Outcome.Result.REFUSED;
-import static io.nftproxy.proxy.kernel.Topology.Outcome.Result.TIMEOUT;
+import io.nftproxy.proxy.sandbox.Netns;
+
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.REFUSED;
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** ClusterIP semantics with real packets: DNAT, random choice, masquerade, hairpin, reject, drop. */
 class ClusterIpKernelTest {
     static Topology topo;
-    static io.nftproxy.testkit.TestNetns client;
+    static Netns client;
     static final String POD_CLIENT = "10.244.2.100";
 
     @BeforeAll

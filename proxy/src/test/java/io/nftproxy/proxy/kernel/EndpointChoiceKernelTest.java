@@ -1,7 +1,9 @@
 package io.nftproxy.proxy.kernel;
 
-import static io.nftproxy.proxy.kernel.Topology.Outcome.Result.ANSWERED;
-import static io.nftproxy.proxy.kernel.Topology.Outcome.Result.REFUSED;
+import io.nftproxy.proxy.sandbox.Netns;
+
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.REFUSED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -19,7 +21,6 @@ import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftSet;
-import io.nftproxy.testkit.TestNetns;
 
 /**
  * Which endpoint answers: ClientIP session affinity, serving-terminating fallback, topology hints,
@@ -30,8 +31,8 @@ class EndpointChoiceKernelTest {
     static Path manifests;
     static final List<String> CLIENTS = List.of("10.244.2.100", "10.244.2.101", "10.244.2.102", "10.244.2.103",
             "10.244.2.104", "10.244.2.105", "10.244.2.106", "10.244.2.107");
-    static TestNetns clients;
-    static TestNetns client6;
+    static Netns clients;
+    static Netns client6;
 
     @BeforeAll
     static void setUp(@TempDir Path dir) throws Exception {

@@ -1,8 +1,10 @@
 package io.nftproxy.proxy.kernel;
 
-import static io.nftproxy.proxy.kernel.Topology.Outcome.Result.ANSWERED;
-import static io.nftproxy.proxy.kernel.Topology.Outcome.Result.REFUSED;
-import static io.nftproxy.proxy.kernel.Topology.Outcome.Result.TIMEOUT;
+import io.nftproxy.proxy.sandbox.Netns;
+
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.REFUSED;
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,7 +17,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import io.nftproxy.testkit.TestNetns;
 
 /**
  * NodePort, LoadBalancer and externalIPs with both external traffic policies, internal traffic
@@ -23,7 +24,7 @@ import io.nftproxy.testkit.TestNetns;
  */
 class ExternalTrafficKernelTest {
     static Topology topo;
-    static TestNetns client;
+    static Netns client;
     static final String POD_CLIENT = "10.244.2.100";
 
     @BeforeAll
@@ -81,7 +82,7 @@ class ExternalTrafficKernelTest {
         }
     }
 
-    private static Set<String> answers(TestNetns from, String src, String dst, int port, int n) throws Exception {
+    private static Set<String> answers(Netns from, String src, String dst, int port, int n) throws Exception {
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < n; i++) {
             Topology.Outcome o = topo.tcp(from, src, dst, port);

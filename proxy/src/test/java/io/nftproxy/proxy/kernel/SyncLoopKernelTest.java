@@ -1,7 +1,9 @@
 package io.nftproxy.proxy.kernel;
 
-import static io.nftproxy.proxy.kernel.Topology.Outcome.Result.ANSWERED;
-import static io.nftproxy.proxy.kernel.Topology.Outcome.Result.TIMEOUT;
+import io.nftproxy.proxy.sandbox.Netns;
+
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -44,7 +46,7 @@ class SyncLoopKernelTest {
             for (String ep : List.of("10.244.1.2", "10.244.1.3", "10.244.1.4")) {
                 topo.serve(ep, 8080);
             }
-            TestNetns client = topo.pod("10.244.2.100");
+            Netns client = topo.pod("10.244.2.100");
             String http = "[{name: http, port: 8080, protocol: TCP}]";
             new Manifests().service("web", "10.96.0.10", "[{name: http, port: 80}]")
                     .slice("web", "a", "IPv4", http, "10.244.1.2@node-b").write(dir, "web.yaml");
@@ -112,7 +114,7 @@ class SyncLoopKernelTest {
         try (Topology topo = new Topology()) {
             topo.serve("10.244.1.2", 8080);
             topo.serve("10.244.1.3", 8080);
-            TestNetns client = topo.pod("10.244.2.100");
+            Netns client = topo.pod("10.244.2.100");
             String http = "[{name: http, port: 8080, protocol: TCP}]";
             new Manifests()
                     .service("good", "10.96.0.10", "[{name: http, port: 80}]")

@@ -1,0 +1,196 @@
+package io.nftproxy.proxy.cli;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.TableContents;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sandbox.Netns;
+import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.proxy.source.ManifestSource;
+import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.sync.Syncer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * A guided tour in a sandbox: network namespaces for a node, pods and clients; the example
+ * manifests programmed into the node through netlink; real connections; the results; then
+ * everything removed (also on Ctrl-C and on failure).
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = "Build a sandbox of network namespaces, proxy example services, send traffic, show the results.")
+final class DemoCommand implements Callable<Integer> {
+    private static final String[] PODS = {"10.244.1.2", "10.244.1.3", "10.244.1.4", "10.244.1.5"};
+
+    @Option(names = "--manifests", paramLabel = "DIR", description = "Use these manifests instead of the built-in examples.")
+    Path manifests;
+
+    @Option(names = "--keep", description = "Keep the sandbox until Ctrl-C, to look around (nftproxy dump --netns NODE).")
+    boolean keep;
+
+    private final PrintStream out = System.out;
+
+    @Override
+    public Integer call() throws Exception {
+        String why = Preflight.problem();
+        if (why != null) {
+            System.err.println("nftproxy demo: " + why);
+            return 1;
+        }
+        long t0 = System.nanoTime();
+        Path dir = manifests != null ? manifests : examples();
+        Sandbox[] box = new Sandbox[1];
+        Thread cleanup = new Thread(() -> {
+            if (box[0] != null) {
+                box[0].close();
+            }
+        }, "demo-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup);
+        try {
+            step("Building the sandbox: a node, four pods, a pod client and an external client (network namespaces)");
+            box[0] = new Sandbox("nftproxy-demo");
+            Sandbox s = box[0];
+            for (String pod : PODS) {
+                s.serve(pod, 8080);
+            }
+            Netns podClients = s.pod("10.244.2.10", "10.244.2.11", "10.244.2.12");
+            out.println("  node " + s.node.name() + " (" + Sandbox.NODE_IP + "), external client " + Sandbox.EXT_IP
+                    + ", pods " + String.join(", ", PODS));
+
+            step("Programming the node from " + (manifests != null ? dir : "the built-in example manifests")
+                    + " over netlink (no nft binary involved)");
+            ProxyConfig cfg = new ProxyConfig("demo-node", List.of(io.nftproxy.netlink.nft.Inet.parse(Sandbox.NODE_IP)),
+                    List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
+                    Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
+            ObjectStore store = new ObjectStore("demo-node");
+            try (ManifestSource src = new ManifestSource(dir, store); NftClient nft = NftClient.open(s.node.ns())) {
+                src.start(false);
+                ObjectStore.Snapshot snap = store.snapshot();
+                snap.errors().values().forEach(e -> out.println("  ! " + e));
+                SyncResult r = new Syncer(nft, new NftRenderer(cfg), "nftproxy").sync(snap.state(), null);
+                out.printf("  %d service ports -> one atomic transaction of %d operations, %d messages, %.1f ms in the kernel%n",
+                        snap.state().services().size(), r.commit().operations(), r.commit().messages(),
+                        r.commit().kernelNanos() / 1e6);
+                printRules(nft.readTable(Family.IP, "nftproxy"));
+            }
+
+            step("web (10.96.0.10:80, 3 pods): 90 connections from a pod");
+            Map<String, Integer> spread = new TreeMap<>();
+            for (int i = 0; i < 90; i++) {
+                Sandbox.Outcome o = s.tcp(podClients, "10.244.2.10", "10.96.0.10", 80);
+                spread.merge(String.valueOf(o.answeredBy()), 1, Integer::sum);
+            }
+            spread.forEach((ep, n) -> out.printf("  %-18s %3d  %s%n", ep, n, "#".repeat(n)));
+
+            step("shop (NodePort 30080, externalTrafficPolicy Local): 10 connections from outside to "
+                    + Sandbox.NODE_IP + ":30080");
+            Map<String, Integer> local = new LinkedHashMap<>();
+            for (int i = 0; i < 10; i++) {
+                Sandbox.Outcome o = s.tcp(s.ext, null, Sandbox.NODE_IP, 30080);
+                local.merge(o.answeredBy() + " saw client " + o.peerSeen(), 1, Integer::sum);
+            }
+            local.forEach((k, n) -> out.printf("  %d x %s%n", n, k));
+            out.println("  -> only this node's pod answers, and it sees the real client address (no SNAT)");
+
+            step("cart (ClientIP session affinity): 5 connections from each of 3 pod clients");
+            for (String c : List.of("10.244.2.10", "10.244.2.11", "10.244.2.12")) {
+                List<String> got = new ArrayList<>();
+                for (int i = 0; i < 5; i++) {
+                    got.add(String.valueOf(s.tcp(podClients, c, "10.96.0.12", 80).answeredBy()));
+                }
+                out.printf("  client %-12s -> %s%n", c, String.join(", ", got));
+            }
+
+            step("payments (no endpoints): a connection from a pod");
+            Sandbox.Outcome o = s.tcp(podClients, "10.244.2.10", "10.96.0.13", 80);
+            out.println("  " + o.result() + (o.result() == Sandbox.Outcome.Result.REFUSED
+                    ? ": rejected at once with ICMP port unreachable, as kube-proxy does" : ""));
+
+            out.printf("%nDone in %.1f s.%s%n", (System.nanoTime() - t0) / 1e9, keep
+                    ? " The sandbox stays until Ctrl-C: sudo java -jar proxy/target/nftproxy.jar dump --netns " + s.node.name()
+                    : " Removing the sandbox.");
+            if (keep) {
+                Thread.currentThread().join();
+            }
+            return 0;
+        } finally {
+            if (box[0] != null) {
+                box[0].close();
+                box[0] = null;
+            }
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway
+            }
+            if (manifests == null) {
+                deleteTree(dir);
+            }
+        }
+    }
+
+    private void step(String what) {
+        out.println();
+        out.println("== " + what);
+    }
+
+    /** The parts of the table a newcomer wants to see: the maps with content and service chains. */
+    private void printRules(TableContents t) {
+        String[] lines = t.toString().split("\n");
+        out.println("  nft list table ip nftproxy (abridged: empty maps, the endpoint-count map and the shared"
+                + " pick-1..128 chains left out; see docs/ruleset.md):");
+        boolean skip = false;
+        StringBuilder block = new StringBuilder();
+        for (String l : lines) {
+            if (l.startsWith("\tmap ") || l.startsWith("\tset ") || l.startsWith("\tchain ")) {
+                block.setLength(0);
+                skip = l.startsWith("\tchain pick-") || l.startsWith("\tmap endpoint-count ");
+            }
+            block.append(l).append('\n');
+            if (l.equals("\t}")) {
+                String b = block.toString();
+                boolean empty = (b.startsWith("\tmap ") || b.startsWith("\tset ")) && !b.contains("elements =");
+                if (!skip && !empty) {
+                    for (String x : b.split("\n")) {
+                        out.println("    " + x.replace("\t", "  "));
+                    }
+                }
+                block.setLength(0);
+            }
+        }
+    }
+
+    private static Path examples() throws IOException {
+        Path dir = Files.createTempDirectory("nftproxy-demo");
+        try (InputStream in = DemoCommand.class.getResourceAsStream("/io/nftproxy/demo/services.yaml")) {
+            if (in == null) {
+                throw new IOException("the demo manifests are missing from the jar");
+            }
+            Files.writeString(dir.resolve("services.yaml"), new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        }
+        return dir;
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        try (var s = Files.walk(dir)) {
+            s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+}

@@ -1,0 +1,301 @@
+package io.nftproxy.proxy.sandbox;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.PortUnreachableException;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+
+import io.nftproxy.ffi.NetNamespace;
+
+/**
+ * A small network of namespaces around one node, wired as a CNI wires pods:
+ * <pre>
+ *   ext (192.168.50.10, fd00:50::10) ---- node (192.168.50.2, fd00:50::2) ---- pod namespaces, one veth each
+ *                                          gateway 10.244.0.1 / fd00:244::1    (10.244.x.y/32, fd00:244::x/128)
+ * </pre>
+ * Each pod answers on its endpoint ports with the address it was reached on and the peer it saw.
+ * Clients connect from any namespace with a chosen source address.
+ */
+public class Sandbox implements AutoCloseable {
+    public static final String NODE_IP = "192.168.50.2";
+    public static final String NODE_IP6 = "fd00:50::2";
+    public static final String EXT_IP = "192.168.50.10";
+    public static final String EXT_IP6 = "fd00:50::10";
+    public static final String NODE_POD_GW = "10.244.0.1";
+    public static final String NODE_POD_GW6 = "fd00:244::1";
+
+    public final Netns node;
+    public final Netns ext;
+    private final String prefix;
+    private final String id;
+    private int pods;
+    private final java.util.Map<String, Netns> podByIp = new java.util.HashMap<>();
+    private final List<Netns> podNamespaces = new ArrayList<>();
+    private final List<AutoCloseable> servers = new ArrayList<>();
+
+    /** What a connection attempt ended in. */
+    public record Outcome(String answeredBy, String peerSeen, Result result) {
+        public enum Result { ANSWERED, REFUSED, TIMEOUT, UNREACHABLE }
+
+        static Outcome refused() {
+            return new Outcome(null, null, Result.REFUSED);
+        }
+
+        static Outcome timeout() {
+            return new Outcome(null, null, Result.TIMEOUT);
+        }
+
+        @Override
+        public String toString() {
+            return result == Result.ANSWERED ? answeredBy + " (saw " + peerSeen + ")" : result.toString();
+        }
+    }
+
+    /** Builds the node and the external network; namespaces are named after {@code prefix}. */
+    public Sandbox(String prefix) {
+        this.prefix = prefix;
+        id = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xfffffL);
+        node = Netns.create(prefix + "-node");
+        ext = Netns.create(prefix + "-ext");
+        try {
+            // No ICMP redirects from the node: they would spend the per-host ICMP budget that the
+            // port-unreachable answers of REJECT need (ClusterIPs are routed back out to "ext").
+            node.exec("sysctl", "-qw", "net.ipv4.conf.all.send_redirects=0");
+            node.exec("sysctl", "-qw", "net.ipv4.conf.default.send_redirects=0");
+            noDad(node);
+            noDad(ext);
+            link(node, "ne" + id, ext, "en" + id);
+            node.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+            node.exec("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
+            addr(node, "ne" + id, NODE_IP + "/24");
+            addr(node, "ne" + id, NODE_IP6 + "/64");
+            addr(ext, "en" + id, EXT_IP + "/24");
+            addr(ext, "en" + id, EXT_IP6 + "/64");
+            // Service and load-balancer addresses are reached through the node.
+            ext.exec("ip", "route", "add", "10.96.0.0/16", "via", NODE_IP);
+            ext.exec("ip", "route", "add", "203.0.113.0/24", "via", NODE_IP);
+            ext.exec("ip", "-6", "route", "add", "fd00:96::/64", "via", NODE_IP6);
+            ext.exec("ip", "-6", "route", "add", "2001:db8::/64", "via", NODE_IP6);
+            // ClusterIPs are local nowhere: the node routes them like any other address.
+            node.exec("ip", "route", "add", "10.96.0.0/16", "dev", "ne" + id);
+            node.exec("ip", "-6", "route", "add", "fd00:96::/64", "dev", "ne" + id);
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    /**
+     * No duplicate address detection on interfaces created from now on: their link-local
+     * addresses would otherwise stay tentative for a second, and neighbour discovery with them.
+     */
+    private static void noDad(Netns ns) {
+        ns.exec("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0");
+        ns.exec("sysctl", "-qw", "net.ipv6.conf.default.accept_dad=0");
+    }
+
+    private static void link(Netns a, String aIf, Netns b, String bIf) {
+        Netns.run(List.of("ip", "link", "add", aIf, "netns", a.name(), "type", "veth", "peer", "name", bIf,
+                "netns", b.name()), null);
+        a.exec("ip", "link", "set", aIf, "up");
+        b.exec("ip", "link", "set", bIf, "up");
+    }
+
+    private static void addr(Netns ns, String dev, String cidr) {
+        if (cidr.contains(":")) {
+            ns.exec("ip", "addr", "add", cidr, "dev", dev, "nodad");
+        } else {
+            ns.exec("ip", "addr", "add", cidr, "dev", dev);
+        }
+    }
+
+    /**
+     * A pod: its own namespace with these addresses, a veth to the node, a /32 (/128) route on
+     * the node and a default route to the node's gateway address.
+     */
+    public Netns pod(String... ips) {
+        Netns p = Netns.create(prefix + "-pod");
+        podNamespaces.add(p);
+        String nodeIf = "v" + id + "n" + pods;
+        String podIf = "v" + id + "p" + pods;
+        pods++;
+        noDad(p);
+        link(node, nodeIf, p, podIf);
+        node.exec("ip", "addr", "add", NODE_POD_GW + "/32", "dev", nodeIf);
+        node.exec("ip", "addr", "add", NODE_POD_GW6 + "/128", "dev", nodeIf, "nodad");
+        boolean v4 = false;
+        boolean v6 = false;
+        for (String ip : ips) {
+            boolean six = ip.contains(":");
+            addr(p, podIf, ip + (six ? "/128" : "/32"));
+            node.exec("ip", six ? "-6" : "-4", "route", "add", ip, "dev", nodeIf);
+            podByIp.put(ip, p);
+            v4 |= !six;
+            v6 |= six;
+        }
+        if (v4) {
+            p.exec("ip", "route", "add", "default", "via", NODE_POD_GW, "dev", podIf, "onlink");
+        }
+        if (v6) {
+            p.exec("ip", "-6", "route", "add", "default", "via", NODE_POD_GW6, "dev", podIf, "onlink");
+        }
+        return p;
+    }
+
+    /** The pod namespace holding {@code ip}, created as a one-address pod the first time. */
+    public Netns podOf(String ip) {
+        Netns p = podByIp.get(ip);
+        return p != null ? p : pod(ip);
+    }
+
+    /** Adds an address to the node (a load-balancer VIP on the node, a second NodePort address). */
+    public void nodeAddress(String cidr) {
+        node.exec("ip", "addr", "add", cidr, "dev", "lo");
+    }
+
+    /** A TCP and a UDP server on ip:port in the pod network; each answers "ip:port peer". */
+    public void serve(String ip, int port) throws Exception {
+        NetNamespace ns = podOf(ip).ns();
+        InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(ip), port);
+        String me = (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + port;
+        ServerSocketChannel tcp = ns.call(() -> {
+            ServerSocketChannel s = ServerSocketChannel.open();
+            s.bind(at, 128);
+            return s;
+        });
+        DatagramChannel udp = ns.call(() -> {
+            DatagramChannel d = DatagramChannel.open(ip.contains(":") ? java.net.StandardProtocolFamily.INET6
+                    : java.net.StandardProtocolFamily.INET);
+            d.bind(at);
+            return d;
+        });
+        servers.add(tcp);
+        servers.add(udp);
+        Thread t = new Thread(() -> {
+            while (tcp.isOpen()) {
+                try (SocketChannel c = tcp.accept()) {
+                    InetSocketAddress peer = (InetSocketAddress) c.getRemoteAddress();
+                    c.write(ByteBuffer.wrap((me + " " + peer.getAddress().getHostAddress() + "\n")
+                            .getBytes(StandardCharsets.UTF_8)));
+                } catch (IOException e) {
+                    if (!tcp.isOpen()) {
+                        return;
+                    }
+                }
+            }
+        }, "tcp-" + me);
+        t.setDaemon(true);
+        t.start();
+        Thread u = new Thread(() -> {
+            ByteBuffer b = ByteBuffer.allocate(512);
+            while (udp.isOpen()) {
+                try {
+                    b.clear();
+                    InetSocketAddress peer = (InetSocketAddress) udp.receive(b);
+                    udp.send(ByteBuffer.wrap((me + " " + peer.getAddress().getHostAddress() + "\n")
+                            .getBytes(StandardCharsets.UTF_8)), peer);
+                } catch (IOException e) {
+                    if (!udp.isOpen()) {
+                        return;
+                    }
+                }
+            }
+        }, "udp-" + me);
+        u.setDaemon(true);
+        u.start();
+    }
+
+    /** Connects over TCP from namespace {@code from} (source {@code src}, or the routing's choice). */
+    public Outcome tcp(Netns from, String src, String dst, int port) throws Exception {
+        return from.ns().call(() -> {
+            try (SocketChannel c = SocketChannel.open()) {
+                if (src != null) {
+                    c.bind(new InetSocketAddress(InetAddress.getByName(src), 0));
+                }
+                c.socket().connect(new InetSocketAddress(InetAddress.getByName(dst), port), 1500);
+                c.socket().setSoTimeout(2000);
+                byte[] buf = new byte[256];
+                int n = c.socket().getInputStream().read(buf);
+                if (n <= 0) {
+                    return Outcome.refused();
+                }
+                String[] parts = new String(buf, 0, n, StandardCharsets.UTF_8).trim().split(" ");
+                return new Outcome(parts[0], parts[1], Outcome.Result.ANSWERED);
+            } catch (ConnectException e) {
+                return Outcome.refused();
+            } catch (SocketTimeoutException e) {
+                return Outcome.timeout();
+            } catch (java.net.SocketException e) {
+                // ICMP network or host unreachable: nobody routes that address
+                return new Outcome(null, null, Outcome.Result.UNREACHABLE);
+            }
+        });
+    }
+
+    /** One UDP request and its answer. */
+    public Outcome udp(Netns from, String src, String dst, int port) throws Exception {
+        return from.ns().call(() -> {
+            InetAddress d = InetAddress.getByName(dst);
+            try (DatagramChannel c = DatagramChannel.open(dst.contains(":") ? java.net.StandardProtocolFamily.INET6
+                    : java.net.StandardProtocolFamily.INET)) {
+                if (src != null) {
+                    c.bind(new InetSocketAddress(InetAddress.getByName(src), 0));
+                }
+                c.connect(new InetSocketAddress(d, port));
+                c.socket().setSoTimeout(1500);
+                c.write(ByteBuffer.wrap("hello".getBytes(StandardCharsets.UTF_8)));
+                java.net.DatagramPacket p = new java.net.DatagramPacket(new byte[256], 256);
+                c.socket().receive(p);
+                String[] parts = new String(p.getData(), 0, p.getLength(), StandardCharsets.UTF_8).trim().split(" ");
+                return new Outcome(parts[0], parts[1], Outcome.Result.ANSWERED);
+            } catch (PortUnreachableException e) {
+                return Outcome.refused();
+            } catch (SocketTimeoutException e) {
+                return Outcome.timeout();
+            }
+        });
+    }
+
+    /** Waits until {@code check} holds, polling (a condition on the network, not on time). */
+    public static void eventually(Duration timeout, java.util.concurrent.Callable<Boolean> check, String what) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (check.call()) {
+                return;
+            }
+            Thread.onSpinWait();
+            Thread.sleep(20);
+        }
+        throw new AssertionError("not within " + timeout + ": " + what);
+    }
+
+    @Override
+    public void close() {
+        for (AutoCloseable s : servers) {
+            try {
+                s.close();
+            } catch (Exception ignored) {
+                // best effort
+            }
+        }
+        for (Netns n : podNamespaces) {
+            n.close();
+        }
+        for (Netns n : new Netns[] {ext, node}) {
+            if (n != null) {
+                n.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package io.nftproxy.proxy.kernel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.Table;
+import io.nftproxy.netlink.nft.Transaction;
+import io.nftproxy.proxy.sandbox.Netns;
+import io.nftproxy.testkit.Kernel;
+import io.nftproxy.testkit.TestNetns;
+
+/** The command line as users and scripts drive it: demo, run with a config file, dump, cleanup, takeover. */
+class CliKernelTest {
+    @Test
+    void theDemoShowsEverySemanticAndLeavesNothingBehind() {
+        Kernel.require();
+        ProxyRun.Result r = ProxyRun.cli("demo");
+        assertEquals(0, r.exit(), r.err() + r.out());
+        assertTrue(r.out().contains("10 x 10.244.1.2:8080 saw client 192.168.50.10"), r.out());
+        assertTrue(r.out().contains("REFUSED: rejected at once"), r.out());
+        assertTrue(r.out().contains("chain svc-demo/cart/tcp/80"), r.out());
+        for (String ep : List.of("10.244.1.2:8080", "10.244.1.3:8080", "10.244.1.4:8080")) {
+            assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith(ep)), "web spread includes " + ep + ": " + r.out());
+        }
+        assertFalse(Netns.run(List.of("ip", "netns", "list"), null).contains("nftproxy-demo"), "the sandbox is gone");
+    }
+
+    @Test
+    void configFileDumpTakeoverAndCleanup(@TempDir Path dir) throws Exception {
+        try (TestNetns ns = TestNetns.create("nftp-cli"); NftClient nft = NftClient.open(ns.ns())) {
+            new Manifests().service("web", "10.96.0.10", "[{name: http, port: 80}]")
+                    .slice("web", "a", "IPv4", "[{name: http, port: 8080, protocol: TCP}]", "10.244.1.2@n1")
+                    .write(dir, "web.yaml");
+            Path cfg = dir.resolve("config.yaml");
+            Files.writeString(cfg, """
+                    apiVersion: kubeproxy.config.k8s.io/v1alpha1
+                    kind: KubeProxyConfiguration
+                    hostnameOverride: node-from-file
+                    clusterCIDR: 10.244.0.0/16
+                    mode: nftables
+                    nftables:
+                      masqueradeBit: 13
+                    """);
+            Path manifests = dir;
+            // A previous run left a stale chain behind: the first sync replaces the table whole.
+            nft.commit(new Transaction().add(new Table(Family.IP, "nftproxy"))
+                    .add(Chain.regular(Family.IP, "nftproxy", "stale-from-an-old-version")));
+
+            ProxyRun.Result run = ProxyRun.cli("run", "--manifests", manifests.toString(), "--config", cfg.toString(),
+                    "--netns", ns.name(), "--once");
+            assertEquals(0, run.exit(), run.err());
+            assertTrue(run.out().startsWith("synced "), run.out());
+
+            ProxyRun.Result dump = ProxyRun.cli("dump", "--netns", ns.name(), "--family", "ip");
+            assertEquals(0, dump.exit(), dump.err());
+            assertTrue(dump.out().contains("meta mark set meta mark | 0x00002000"), "masqueradeBit 13 from the file");
+            assertTrue(dump.out().contains("10.244.0.0-10.244.255.255"), "clusterCIDR from the file");
+            assertTrue(dump.out().contains(" : 10.244.1.2 . 8080"), dump.out());
+            assertFalse(dump.out().contains("stale-from-an-old-version"), "the old table was replaced");
+
+            ProxyRun.Result flagWins = ProxyRun.cli("run", "--manifests", manifests.toString(), "--config", cfg.toString(),
+                    "--masquerade-bit", "12", "--netns", ns.name(), "--once");
+            assertEquals(0, flagWins.exit(), flagWins.err());
+            assertTrue(ProxyRun.cli("dump", "--netns", ns.name()).out().contains("meta mark | 0x00001000"),
+                    "flags override the file");
+
+            ProxyRun.Result clean = ProxyRun.cli("cleanup", "--netns", ns.name());
+            assertEquals(0, clean.exit(), clean.err());
+            assertEquals(List.of(), nft.listTables(null), "cleanup removed both tables");
+            assertEquals("", ns.exec("nft", "list", "ruleset").trim());
+            assertEquals(3, ProxyRun.cli("dump", "--netns", ns.name()).exit(), "dump says there is nothing");
+        }
+    }
+
+    @Test
+    void clearErrors() {
+        ProxyRun.Result noSource = ProxyRun.cli("run", "--once");
+        assertEquals(2, noSource.exit());
+        assertTrue(noSource.err().contains("give exactly one of --manifests DIR, --kubeconfig PATH or --in-cluster"));
+        ProxyRun.Result iptables = ProxyRun.cli("run", "--mode", "iptables", "--manifests", "/tmp");
+        assertEquals(2, iptables.exit());
+        assertTrue(iptables.err().contains("--mode iptables (the kube-proxy reference backend) is not available"));
+        ProxyRun.Result badNs = ProxyRun.cli("dump", "--netns", "no-such-namespace-xyz");
+        assertEquals(1, badNs.exit());
+        assertTrue(badNs.err().contains("/run/netns/no-such-namespace-xyz"), badNs.err());
+        ProxyRun.Result badCidr = ProxyRun.cli("run", "--manifests", "/tmp", "--cluster-cidr", "10.0.0.0/99", "--once",
+                "--hostname-override", "n");
+        assertEquals(1, badCidr.exit());
+        assertTrue(badCidr.err().contains("prefix /99 out of range"), badCidr.err());
+    }
+}
