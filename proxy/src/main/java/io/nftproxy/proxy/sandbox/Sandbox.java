@@ -1,5 +1,7 @@
 package io.nftproxy.proxy.sandbox;
 
+import io.nftproxy.netlink.sandbox.Netns;
+
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;

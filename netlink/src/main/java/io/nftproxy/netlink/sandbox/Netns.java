@@ -1,4 +1,4 @@
-package io.nftproxy.proxy.sandbox;
+package io.nftproxy.netlink.sandbox;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.nftproxy.ffi.NetNamespace;
 
-/** A network namespace made with {@code ip netns add}, for the demo's sandbox; deleted on close. */
+/** A network namespace made with {@code ip netns add} (sandboxes, tests, benchmarks); deleted on close. */
 public final class Netns implements AutoCloseable {
     private final String name;
 
