@@ -71,6 +71,11 @@ public final class NftClient implements AutoCloseable {
         }
     }
 
+    /** Our socket's port id: the kernel's change events carry it for the changes we made. */
+    public int portId() {
+        return socket.portId();
+    }
+
     // ------------------------------------------------------------------ commit
 
     /**

@@ -14,6 +14,7 @@ import org.slf4j.LoggerFactory;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.source.KubernetesSource;
@@ -86,8 +87,7 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     NetnsOption ns = new NetnsOption();
 
-    ProxyConfig proxyConfig() throws Exception {
-        ConfigFile file = config == null ? null : ConfigFile.read(config);
+    ProxyConfig proxyConfig(ConfigFile file) throws Exception {
         String host = hostname != null ? hostname
                 : file != null && file.hostnameOverride() != null ? file.hostnameOverride()
                 : InetAddress.getLocalHost().getHostName();
@@ -134,11 +134,11 @@ final class RunCommand implements Callable<Integer> {
             System.err.println("nftproxy: give exactly one of --manifests DIR, --kubeconfig PATH or --in-cluster");
             return 2;
         }
-        ProxyConfig cfg = proxyConfig();
+        ConfigFile file = config == null ? null : ConfigFile.read(config);
+        ProxyConfig cfg = proxyConfig(file);
         ObjectStore store = new ObjectStore(cfg.hostname());
         try (NftClient client = NftClient.open(ns.namespace());
              AutoCloseable source = startSource(store)) {
-            Syncer syncer = new Syncer(client, new NftRenderer(cfg), cfg.table());
             SyncListener log = new SyncListener() {
                 @Override
                 public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
@@ -149,8 +149,9 @@ final class RunCommand implements Callable<Integer> {
                             nanos / 1_000_000, r.commit().kernelNanos() / 1_000_000);
                 }
             };
-            try (SyncLoop loop = new SyncLoop(store, syncer, cfg.minSyncPeriod(), cfg.syncPeriod(), log)) {
-                if (once) {
+            if (once) {
+                Syncer syncer = new Syncer(client, new NftRenderer(cfg), cfg.table());
+                try (SyncLoop loop = new SyncLoop(store, syncer, cfg.minSyncPeriod(), cfg.syncPeriod(), log)) {
                     SyncResult r = loop.syncOnce(true);
                     ObjectStore.Snapshot snap = store.snapshot();
                     snap.errors().values().forEach(e -> System.err.println("nftproxy: " + e));
@@ -159,15 +160,29 @@ final class RunCommand implements Callable<Integer> {
                             + " set elements into table " + cfg.table() + (ns.netns == null ? "" : " in namespace " + ns.netns));
                     return 0;
                 }
-                CountDownLatch stop = new CountDownLatch(1);
-                Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "shutdown"));
-                loop.start();
-                LOG.info("nftproxy running for node {} (table {}{})", cfg.hostname(), cfg.table(),
-                        ns.netns == null ? "" : ", namespace " + ns.netns);
-                stop.await();
-                // Rules stay in the kernel on exit, as kube-proxy leaves them: traffic keeps flowing.
-                return 0;
             }
+            return serve(cfg, file, store, client, log);
+        }
+    }
+
+    /** The long-running proxy, until SIGTERM. */
+    private int serve(ProxyConfig cfg, ConfigFile file, ObjectStore store, NftClient client, SyncListener log)
+            throws Exception {
+        String metricsAt = metricsBindAddress != null ? metricsBindAddress
+                : file != null && file.metricsBindAddress() != null ? file.metricsBindAddress() : "127.0.0.1:10249";
+        String healthAt = healthzBindAddress != null ? healthzBindAddress
+                : file != null && file.healthzBindAddress() != null ? file.healthzBindAddress() : "0.0.0.0:10256";
+        CountDownLatch stop = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "shutdown"));
+        try (ProxyServer server = new ProxyServer(cfg, store, client, ns.namespace(),
+                BindAddress.isOff(metricsAt) ? null : BindAddress.parse(metricsAt, "--metrics-bind-address"),
+                BindAddress.isOff(healthAt) ? null : BindAddress.parse(healthAt, "--healthz-bind-address"), log)) {
+            server.start();
+            LOG.info("nftproxy running for node {} (table {}{}); metrics on {}, health on {}", cfg.hostname(), cfg.table(),
+                    ns.netns == null ? "" : ", namespace " + ns.netns, metricsAt, healthAt);
+            stop.await();
+            // Rules stay in the kernel on exit, as kube-proxy leaves them: traffic keeps flowing.
+            return 0;
         }
     }
 

@@ -47,10 +47,8 @@ public final class NftRenderer {
     // Global object names (the table is ours alone).
     public static final String SERVICE_IPS = "service-ips";
     public static final String SERVICE_NODEPORTS = "service-nodeports";
-    public static final String SERVICE_GROUPS = "service-groups";
-    public static final String NODEPORT_GROUPS = "nodeport-groups";
-    public static final String GROUP_ENDPOINTS = "group-endpoints";
-    public static final String ENDPOINT_COUNT = "endpoint-count";
+    public static final String SERVICE_ENDPOINTS = "service-endpoints";
+    public static final String NODEPORT_ENDPOINTS = "nodeport-endpoints";
     public static final String NO_ENDPOINT_REJECT = "no-endpoint-reject";
     public static final String NO_ENDPOINT_DROP = "no-endpoint-drop";
     public static final String NODEPORT_NO_ENDPOINT_REJECT = "nodeport-no-endpoint-reject";
@@ -203,18 +201,14 @@ public final class NftRenderer {
         void declareGlobals() {
             DataType a = addr();
             set(NftSet.map(nf, t, SERVICE_IPS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment("ClusterIP, external and load-balancer IP ports to their service chains"));
+                    .withComment("ClusterIP, external and load-balancer IP ports to the chain that picks their endpoint"));
             set(NftSet.map(nf, t, SERVICE_NODEPORTS, DataType.VERDICT, DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment("NodePorts to their service chains"));
-            DataType mark3 = DataType.concat(List.of(DataType.MARK, DataType.MARK, DataType.MARK));
-            set(NftSet.map(nf, t, SERVICE_GROUPS, mark3, a, DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment("service IP ports to endpoint count . group"));
-            set(NftSet.map(nf, t, NODEPORT_GROUPS, mark3, DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment("NodePorts to endpoint count . group"));
-            set(new NftSet(nf, t, GROUP_ENDPOINTS, List.of(DataType.MARK, DataType.MARK, DataType.MARK),
-                    DataType.concat(List.of(a, DataType.INET_SERVICE)), 0, 0, "group . index to endpoint address . port"));
-            set(NftSet.map(nf, t, ENDPOINT_COUNT, DataType.VERDICT, DataType.MARK)
-                    .withComment("endpoint count to the chain that picks one of that many"));
+                    .withComment("NodePorts to the chain that picks their endpoint"));
+            DataType endpoint = DataType.concat(List.of(a, DataType.INET_SERVICE));
+            set(new NftSet(nf, t, SERVICE_ENDPOINTS, List.of(a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
+                    endpoint, 0, 0, "service IP port . index to endpoint address . port"));
+            set(new NftSet(nf, t, NODEPORT_ENDPOINTS, List.of(DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
+                    endpoint, 0, 0, "NodePort . index to endpoint address . port"));
             set(NftSet.set(nf, t, NO_ENDPOINT_REJECT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                     .withComment("service IP ports without any endpoint: rejected"));
             set(NftSet.set(nf, t, NO_ENDPOINT_DROP, a, DataType.INET_PROTO, DataType.INET_SERVICE)
@@ -274,16 +268,12 @@ public final class NftRenderer {
             services.add(rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(EXTERNAL_MASQ),
                     verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
             services.add(rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_IPS))));
-            services.add(rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.mapTo(SERVICE_GROUPS),
-                    RuleParts.vmap(ENDPOINT_COUNT))));
             List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(io.nftproxy.netlink.nft.NfTables.NFT_REG_1),
                     RuleParts.lookup(NODEPORT_ADDRS));
             services.add(rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
                     RuleParts.lookup(NODEPORT_MASQ), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
             services.add(rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
                     RuleParts.vmap(SERVICE_NODEPORTS))));
-            services.add(rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
-                    RuleParts.mapTo(NODEPORT_GROUPS), RuleParts.vmap(ENDPOINT_COUNT))));
             chain(Chain.regular(nf, t, SERVICES), services);
 
             // One shared chain per endpoint count k picks uniformly among a group's k endpoints:
@@ -291,9 +281,8 @@ public final class NftRenderer {
             for (int k = 1; k <= MAX_SHARED_PICK; k++) {
                 String pick = PICK + k;
                 chain(Chain.regular(nf, t, pick), List.of(
-                        rule(pick, p.pickFromGroup(p.daddrProtoPort(), SERVICE_GROUPS, GROUP_ENDPOINTS, k)),
-                        rule(pick, p.pickFromGroup(p.protoPort(), NODEPORT_GROUPS, GROUP_ENDPOINTS, k))));
-                element(ENDPOINT_COUNT, SetElement.of(Bytes.host32(k), Verdict.goTo(pick)));
+                        rule(pick, p.pickEndpoint(p.daddrProtoPort(), SERVICE_ENDPOINTS, k)),
+                        rule(pick, p.pickEndpoint(p.protoPort(), NODEPORT_ENDPOINTS, k))));
             }
 
             chain(Chain.regular(nf, t, SERVICE_ENDPOINTS_CHECK), List.of(
@@ -385,26 +374,13 @@ public final class NftRenderer {
 
         // ------------------------------------------------------------------ one service port
 
-        /** The 8-byte id of a group: stable for a service port and policy class, unique in practice. */
-        Bytes groupId(ServicePort svc, String cls) {
-            try {
-                byte[] h = java.security.MessageDigest.getInstance("SHA-256")
-                        .digest((svc.id() + "#" + cls).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                return Bytes.of(java.util.Arrays.copyOf(h, 8));
-            } catch (java.security.NoSuchAlgorithmException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-
-        /** Declares a group's endpoints and returns "k . group", the value services map to. */
-        Bytes group(ServicePort svc, String cls, List<Endpoint> eps) {
-            Bytes g = groupId(svc, cls);
+        /** The k elements "front key . index" to "address . port" that pick-k chooses among. */
+        void endpoints(String map, Bytes front, List<Endpoint> eps) {
             for (int i = 0; i < eps.size(); i++) {
                 Endpoint e = eps.get(i);
-                element(GROUP_ENDPOINTS, SetElement.of(Bytes.concat(g, Bytes.host32(i)),
+                element(map, SetElement.of(Bytes.concat(front, Bytes.host32(i)),
                         Data.value(Bytes.concat(Bytes.ip(e.address()).padTo4(), Bytes.be16(e.port()).padTo4()))));
             }
-            return Bytes.concat(Bytes.host32(eps.size()), g);
         }
 
         void renderService(ServicePort svc, EndpointSelection sel) {
@@ -438,16 +414,20 @@ public final class NftRenderer {
             }
         }
 
-        /** The common case: no rule of its own, only elements of the shared maps. */
+        /**
+         * The common case: no rule of its own, only elements of the shared maps. The verdict map
+         * sends the service to the pick-k chain of its endpoint count, which draws an index in
+         * [0, k) and looks "destination . index" up to find the endpoint.
+         */
         void renderAsData(ServicePort svc, EndpointSelection sel) {
             int proto = svc.protocol().number();
-            Bytes cluster = svc.usesClusterEndpoints() && !sel.cluster().isEmpty() ? group(svc, "cluster", sel.cluster()) : null;
-            Bytes local = svc.usesLocalEndpoints() && !sel.local().isEmpty() ? group(svc, "local", sel.local()) : null;
-            Bytes internal = svc.internalPolicyLocal() ? local : cluster;
+            List<Endpoint> cluster = svc.usesClusterEndpoints() ? sel.cluster() : List.of();
+            List<Endpoint> internal = svc.internalPolicyLocal() ? sel.local() : cluster;
             for (InetAddress ip : svc.clusterIPs(f)) {
                 Bytes k = key(ip, proto, svc.port());
-                if (internal != null) {
-                    element(SERVICE_GROUPS, SetElement.of(k, Data.value(internal)));
+                if (!internal.isEmpty()) {
+                    element(SERVICE_IPS, SetElement.of(k, Verdict.goTo(PICK + internal.size())));
+                    endpoints(SERVICE_ENDPOINTS, k, internal);
                 } else {
                     noEndpoints(sel.anyEndpoints(), k, null);
                 }
@@ -457,8 +437,9 @@ public final class NftRenderer {
             front.addAll(svc.loadBalancerIPs(f));
             for (InetAddress ip : front) {
                 Bytes k = key(ip, proto, svc.port());
-                if (cluster != null) {
-                    element(SERVICE_GROUPS, SetElement.of(k, Data.value(cluster)));
+                if (!cluster.isEmpty()) {
+                    element(SERVICE_IPS, SetElement.of(k, Verdict.goTo(PICK + cluster.size())));
+                    endpoints(SERVICE_ENDPOINTS, k, cluster);
                     element(EXTERNAL_MASQ, SetElement.of(k));
                 } else {
                     noEndpoints(sel.anyEndpoints(), k, null);
@@ -466,8 +447,9 @@ public final class NftRenderer {
             }
             if (svc.nodePort() != 0) {
                 Bytes k = key(proto, svc.nodePort());
-                if (cluster != null) {
-                    element(NODEPORT_GROUPS, SetElement.of(k, Data.value(cluster)));
+                if (!cluster.isEmpty()) {
+                    element(SERVICE_NODEPORTS, SetElement.of(k, Verdict.goTo(PICK + cluster.size())));
+                    endpoints(NODEPORT_ENDPOINTS, k, cluster);
                     element(NODEPORT_MASQ, SetElement.of(k));
                 } else {
                     noEndpoints(sel.anyEndpoints(), null, k);

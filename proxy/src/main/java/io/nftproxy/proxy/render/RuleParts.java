@@ -91,21 +91,21 @@ final class RuleParts {
         return Lookup.map(map, NFT_REG_1, NfTables.NFT_REG_VERDICT);
     }
 
-    /** Looks up the key in registers 1.. in a data map; the data lands in registers 1.. too. */
-    static Expr mapTo(String map) {
-        return Lookup.map(map, NFT_REG_1, NFT_REG_1);
-    }
-
     /**
-     * Picks one of a group's k endpoints and DNATs to it: the key (loaded by {@code keyLoads})
-     * finds "k . group" in {@code groups}; a random index in [0, k) completes "group . index",
-     * which {@code endpoints} maps to "address . port".
+     * Picks one of k endpoints and DNATs to it: the destination key (loaded by {@code keyLoads})
+     * and a random index in [0, k) form "key . index", which {@code endpoints} maps to
+     * "address . port". nft reads it as
+     * {@code dnat ip to ip daddr . meta l4proto . th dport . numgen random mod k map @endpoints}.
      */
-    List<Expr> pickFromGroup(List<Expr> keyLoads, String groups, String endpoints, int k) {
+    List<Expr> pickEndpoint(List<Expr> keyLoads, String endpoints, int k) {
         List<Expr> out = new ArrayList<>(keyLoads);
-        out.add(mapTo(groups));                                  // slots 0,1,2: k, group (8 bytes)
-        out.add(k > 1 ? Numgen.random(reg(3), k) : Immediate.value(reg(3), Bytes.host32(0)));
-        out.add(Lookup.map(endpoints, reg(1), NFT_REG_1));       // key: slots 1..3 -> address . port
+        int keySlots = 0;
+        for (Expr e : keyLoads) {
+            int len = e instanceof Payload pl ? pl.len() : 1;
+            keySlots += (len + 3) / 4;
+        }
+        out.add(Numgen.random(reg(keySlots), k));
+        out.add(Lookup.map(endpoints, NFT_REG_1, NFT_REG_1));
         out.add(Nat.dnat(family.nft().code(), NFT_REG_1, reg(addrSlots())));
         return out;
     }

@@ -239,6 +239,22 @@ public final class KubeModel {
         return out;
     }
 
+    /** The endpoints controller's annotation: when the change this slice carries was triggered. */
+    public static java.time.Instant triggerTime(EndpointSlice slice) {
+        if (slice.getMetadata() == null || slice.getMetadata().getAnnotations() == null) {
+            return null;
+        }
+        String t = slice.getMetadata().getAnnotations().get("endpoints.kubernetes.io/last-change-trigger-time");
+        if (t == null) {
+            return null;
+        }
+        try {
+            return java.time.OffsetDateTime.parse(t).toInstant();
+        } catch (java.time.format.DateTimeParseException e) {
+            return null;
+        }
+    }
+
     public static NodeInfo node(Node n) {
         String zone = n.getMetadata() == null || n.getMetadata().getLabels() == null ? null
                 : n.getMetadata().getLabels().get(ZONE_LABEL);

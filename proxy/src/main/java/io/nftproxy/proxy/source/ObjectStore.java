@@ -42,6 +42,9 @@ public final class ObjectStore {
     private boolean nodeChanged = true;
     private long serviceChanges;
     private long endpointChanges;
+    private long servicesAtSnapshot;
+    private long endpointsAtSnapshot;
+    private final List<java.time.Instant> triggerTimes = new ArrayList<>();
     private Runnable listener = () -> { };
 
     public ObjectStore(String nodeName) {
@@ -90,6 +93,10 @@ public final class ObjectStore {
             if (svc != null) {
                 slicesByService.computeIfAbsent(svc, x -> new HashSet<>()).add(k);
                 dirty.add(svc);
+            }
+            java.time.Instant trigger = KubeModel.triggerTime(es);
+            if (trigger != null) {
+                triggerTimes.add(trigger);
             }
             endpointChanges++;
         }
@@ -146,8 +153,19 @@ public final class ObjectStore {
     }
 
     /** A state and the service ports changed since the previous snapshot. */
+    /**
+     * {@code serviceChanges}/{@code endpointChanges}: changes seen since the previous snapshot;
+     * {@code triggerTimes}: when the changed EndpointSlices' changes were triggered (for network
+     * programming latency).
+     */
     public record Snapshot(ProxyState state, Set<ServicePortName> changed, boolean nodeChanged,
-                           Map<String, String> errors, long serviceChanges, long endpointChanges) {
+                           Map<String, String> errors, long serviceChanges, long endpointChanges,
+                           List<java.time.Instant> triggerTimes) {
+    }
+
+    /** Changes seen and not yet taken by a snapshot: services, endpoints. */
+    public synchronized long[] pending() {
+        return new long[] {serviceChanges - servicesAtSnapshot, endpointChanges - endpointsAtSnapshot};
     }
 
     /** Converts what changed and returns a consistent state; resets the change tracking. */
@@ -209,7 +227,11 @@ public final class ObjectStore {
         portsByService.values().forEach(l -> l.forEach(p -> all.put(p.id(), p)));
         endpointsByService.values().forEach(allEps::putAll);
         Snapshot snap = new Snapshot(new ProxyState(all, allEps, node), Set.copyOf(changedPorts), nodeChanged,
-                Map.copyOf(errors), serviceChanges, endpointChanges);
+                Map.copyOf(errors), serviceChanges - servicesAtSnapshot, endpointChanges - endpointsAtSnapshot,
+                List.copyOf(triggerTimes));
+        servicesAtSnapshot = serviceChanges;
+        endpointsAtSnapshot = endpointChanges;
+        triggerTimes.clear();
         changedPorts.clear();
         nodeChanged = false;
         return snap;

@@ -11,4 +11,24 @@ public interface SyncListener {
 
     default void failed(boolean full, Exception error) {
     }
+
+    /** All of these, in order. */
+    static SyncListener all(java.util.List<SyncListener> listeners) {
+        return new SyncListener() {
+            @Override
+            public void queued(long epochMillis) {
+                listeners.forEach(l -> l.queued(epochMillis));
+            }
+
+            @Override
+            public void synced(SyncResult result, long durationNanos, io.nftproxy.proxy.source.ObjectStore.Snapshot snapshot) {
+                listeners.forEach(l -> l.synced(result, durationNanos, snapshot));
+            }
+
+            @Override
+            public void failed(boolean full, Exception error) {
+                listeners.forEach(l -> l.failed(full, error));
+            }
+        };
+    }
 }

@@ -57,6 +57,17 @@ public final class SyncLoop implements AutoCloseable {
         }
     }
 
+    /** Asks for a full sync soon (someone else changed our tables). */
+    public void requestFullSync() {
+        lock.lock();
+        try {
+            needFull = true;
+            wake.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** One sync now: full when asked, or when nothing was committed yet. */
     public SyncResult syncOnce(boolean full) throws NftException {
         ObjectStore.Snapshot snap = store.snapshot();

@@ -48,6 +48,16 @@ class ClusterIpKernelTest {
     }
 
     @Test
+    void nftListsWhatWeWrote() {
+        // The operator's first tool must be able to read our tables.
+        String listed = topo.node.exec("nft", "list", "table", "ip", "nftproxy");
+        assertTrue(listed.contains("dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 2 map @service-endpoints"),
+                listed);
+        assertTrue(listed.contains("10.96.0.10 . tcp . 80 : goto pick-2"), listed);
+        topo.node.exec("nft", "-j", "list", "ruleset");
+    }
+
+    @Test
     void podReachesEveryEndpointWithoutMasquerade() throws Exception {
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < 40; i++) {

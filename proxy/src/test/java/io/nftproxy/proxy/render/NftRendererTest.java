@@ -67,17 +67,18 @@ class NftRendererTest {
         Fragment f = r.service(IpFamily.V4, svc("web", "10.96.0.10", 30080, false, 0), eps(4, "node-b"), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: changing it never changes a rule");
         assertTrue(f.sets().isEmpty(), "no set of its own");
-        Bytes group = f.elements().get(NftRenderer.SERVICE_GROUPS).get(0).data() instanceof Data.Value v ? v.bytes() : null;
-        assertEquals(Bytes.host32(4), group.slice(0, 4), "the endpoint count picks the shared chain pick-4");
-        assertEquals(group, ((Data.Value) f.elements().get(NftRenderer.NODEPORT_GROUPS).get(0).data()).bytes(),
-                "the NodePort uses the same group");
-        List<SetElement> members = f.elements().get(NftRenderer.GROUP_ENDPOINTS);
+        assertEquals(Verdict.goTo("pick-4"), f.elements().get(NftRenderer.SERVICE_IPS).get(0).data(),
+                "four endpoints: the shared chain that picks one of four");
+        assertEquals(Verdict.goTo("pick-4"), f.elements().get(NftRenderer.SERVICE_NODEPORTS).get(0).data());
+        List<SetElement> members = f.elements().get(NftRenderer.SERVICE_ENDPOINTS);
         assertEquals(4, members.size());
+        Bytes front = Bytes.concat(Bytes.ip("10.96.0.10"), Bytes.u8(6).padTo4(), Bytes.be16(80).padTo4());
         for (int i = 0; i < 4; i++) {
-            assertEquals(Bytes.concat(group.slice(4, 12), Bytes.host32(i)), members.get(i).key());
+            assertEquals(Bytes.concat(front, Bytes.host32(i)), members.get(i).key());
             assertEquals(Bytes.concat(Bytes.ip("10.244.1." + (i + 2)), Bytes.be16(8080).padTo4()),
                     ((Data.Value) members.get(i).data()).bytes());
         }
+        assertEquals(4, f.elements().get(NftRenderer.NODEPORT_ENDPOINTS).size());
         assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, NftRenderer.CLUSTER_IP_PORTS));
         assertEquals(1, f.elements().get(NftRenderer.NODEPORT_MASQ).size(), "eTP Cluster NodePorts are masqueraded");
     }
@@ -96,12 +97,26 @@ class NftRendererTest {
         Fragment g = new NftRenderer(CFG).globals(IpFamily.V4, NODE);
         for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
             List<Rule> rules = g.chains().get("pick-" + k).rules();
-            assertEquals(2, rules.size(), "service IPs and NodePorts");
-            int kk = k;
-            long moduli = rules.get(0).exprs().stream().filter(x -> x instanceof Numgen n && n.modulus() == kk).count();
-            assertEquals(k > 1 ? 1 : 0, moduli, "numgen random mod " + k);
+            assertEquals(List.of("dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k
+                            + " map @service-endpoints",
+                    "dnat ip to meta l4proto . th dport . numgen random mod " + k + " map @nodeport-endpoints"),
+                    rules.stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
         }
-        assertEquals(NftRenderer.MAX_SHARED_PICK, g.elements().get(NftRenderer.ENDPOINT_COUNT).size());
+    }
+
+    @Test
+    void theCostOfAServiceDoesNotGrowWithTheTable() {
+        NftRenderer r = new NftRenderer(CFG);
+        List<ServicePort> many = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            many.add(svc("s" + i, "10.96." + (i / 200) + "." + (i % 200 + 1), 0, false, 0));
+        }
+        FamilyRuleset small = r.render(state(many.subList(0, 10).toArray(new ServicePort[0]))).family(IpFamily.V4);
+        FamilyRuleset big = r.render(state(many.toArray(new ServicePort[0]))).family(IpFamily.V4);
+        assertEquals(small.sets().size(), big.sets().size(), "sets are global: their number is constant");
+        assertEquals(small.chains().size(), big.chains().size(), "chains are global: 500 services add none");
+        assertEquals(small.ruleCount(), big.ruleCount(), "nor any rule");
+        assertEquals(500 * 3, big.sets().get(NftRenderer.SERVICE_ENDPOINTS).elements().size(), "only elements grow");
     }
 
     @Test
@@ -133,7 +148,7 @@ class NftRendererTest {
                 List.of(Inet.parse("10.96.0.13")), 80, 0, List.of(), List.of(), List.of(), false, true, 0, 0);
         Fragment f = r.service(IpFamily.V4, itp, eps(2, "node-b"), NODE);
         assertEquals(1, f.elements().get(NftRenderer.NO_ENDPOINT_DROP).size(), "iTP Local without local endpoints drops");
-        assertFalse(f.elements().containsKey(NftRenderer.SERVICE_GROUPS));
+        assertFalse(f.elements().containsKey(NftRenderer.SERVICE_IPS));
     }
 
     @Test

@@ -1,0 +1,52 @@
+package io.nftproxy.proxy.health;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * The proxy's health as kube-proxy judges it: unhealthy once an update has waited longer than
+ * the health timeout without a successful sync; for /healthz also while the node is being deleted.
+ */
+public final class HealthState {
+    private final Clock clock;
+    private final Duration timeout;
+    private Instant lastUpdated;
+    private Instant oldestPending;
+    private boolean nodeDeleting;
+
+    public HealthState(Clock clock, Duration timeout) {
+        this.clock = clock;
+        this.timeout = timeout;
+    }
+
+    /** A change arrived (only the oldest unsynced one counts). */
+    public synchronized void queued() {
+        if (oldestPending == null) {
+            oldestPending = clock.instant();
+        }
+    }
+
+    /** A sync succeeded: everything queued before it is in the kernel. */
+    public synchronized void synced() {
+        lastUpdated = clock.instant();
+        oldestPending = null;
+    }
+
+    public synchronized void nodeDeleting(boolean deleting) {
+        nodeDeleting = deleting;
+    }
+
+    /** The answer to one probe. */
+    public record Status(boolean healthy, boolean nodeEligible, Instant lastUpdated, Instant currentTime) {
+        public boolean healthzOk() {
+            return healthy && nodeEligible;
+        }
+    }
+
+    public synchronized Status status() {
+        Instant now = clock.instant();
+        boolean healthy = oldestPending == null || !now.isAfter(oldestPending.plus(timeout));
+        return new Status(healthy, !nodeDeleting, lastUpdated, now);
+    }
+}

@@ -1,0 +1,115 @@
+package io.nftproxy.proxy.health;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import com.sun.net.httpserver.HttpServer;
+
+import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.topology.EndpointSelector;
+
+/**
+ * The healthCheckNodePort servers of externalTrafficPolicy: Local services: load balancers probe
+ * them to learn which nodes have endpoints. 200 with the local endpoint count while this node has
+ * local endpoints and the proxy is healthy, else 503. Servers open and close with the services,
+ * inside the node's network namespace.
+ */
+public final class ServiceHealthServers implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ServiceHealthServers.class);
+
+    private record Entry(HttpServer server, String namespace, String name, AtomicInteger local) {
+    }
+
+    private final NetNamespace netns;
+    private final HealthState health;
+    private final Map<Integer, Entry> servers = new HashMap<>();
+
+    public ServiceHealthServers(NetNamespace netns, HealthState health) {
+        this.netns = netns;
+        this.health = health;
+    }
+
+    /** Brings the servers in line with the services and their local endpoints. */
+    public synchronized void update(ProxyState state) {
+        Map<Integer, ServicePort> wanted = new HashMap<>();
+        Map<Integer, Integer> localCounts = new HashMap<>();
+        for (ServicePort s : state.services().values()) {
+            if (s.healthCheckNodePort() <= 0 || !s.externalPolicyLocal()) {
+                continue;
+            }
+            wanted.putIfAbsent(s.healthCheckNodePort(), s);
+            int local = 0;
+            for (Endpoint e : EndpointSelector.select(s, state.endpointsOf(s.id()), state.node()).local()) {
+                local += e.ready() ? 1 : 0;
+            }
+            localCounts.merge(s.healthCheckNodePort(), local, Math::max);
+        }
+        servers.entrySet().removeIf(e -> {
+            ServicePort s = wanted.get(e.getKey());
+            if (s == null || !s.id().namespace().equals(e.getValue().namespace()) || !s.id().name().equals(e.getValue().name())) {
+                e.getValue().server().stop(0);
+                LOG.info("closed healthCheckNodePort {} of {}/{}", e.getKey(), e.getValue().namespace(), e.getValue().name());
+                return true;
+            }
+            return false;
+        });
+        for (Map.Entry<Integer, ServicePort> w : wanted.entrySet()) {
+            Entry e = servers.get(w.getKey());
+            if (e == null) {
+                e = open(w.getKey(), w.getValue());
+                if (e == null) {
+                    continue;
+                }
+                servers.put(w.getKey(), e);
+            }
+            e.local().set(localCounts.get(w.getKey()));
+        }
+    }
+
+    private Entry open(int port, ServicePort s) {
+        AtomicInteger local = new AtomicInteger();
+        String ns = s.id().namespace();
+        String name = s.id().name();
+        try {
+            HttpServer server = netns == null ? create(port) : netns.call(() -> create(port));
+            server.createContext("/", ex -> {
+                int n = local.get();
+                boolean healthy = health.status().healthy();
+                int code = n > 0 && healthy ? 200 : 503;
+                ex.getResponseHeaders().set("X-Load-Balancing-Endpoint-Weight", Integer.toString(n));
+                HealthServer.reply(ex, code, "{\"service\": {\"namespace\": \"" + ns + "\", \"name\": \"" + name
+                        + "\"}, \"localEndpoints\": " + n + ", \"serviceProxyHealthy\": " + healthy + "}");
+            });
+            server.start();
+            LOG.info("serving healthCheckNodePort {} of {}/{}", port, ns, name);
+            return new Entry(server, ns, name, local);
+        } catch (IOException | RuntimeException e) {
+            LOG.error("cannot serve healthCheckNodePort {} of service {}/{}: {}", port, ns, name, e.getMessage());
+            return null;
+        }
+    }
+
+    private static HttpServer create(int port) throws IOException {
+        // The socket is made here, so in the namespace of the calling thread.
+        return HttpServer.create(new InetSocketAddress(port), 64);
+    }
+
+    public synchronized int open() {
+        return servers.size();
+    }
+
+    @Override
+    public synchronized void close() {
+        servers.values().forEach(e -> e.server().stop(0));
+        servers.clear();
+    }
+}

@@ -1,0 +1,215 @@
+package io.nftproxy.proxy.metrics;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheus.PrometheusConfig;
+import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.SyncListener;
+import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.topology.EndpointSelection;
+import io.nftproxy.proxy.topology.EndpointSelector;
+
+/**
+ * kube-proxy's metrics under kube-proxy's names, types, labels and buckets, so dashboards and
+ * alerts written for kube-proxy keep working, plus nftproxy's own (nftproxy_*).
+ */
+public final class ProxyMetrics implements SyncListener {
+    /** kube-proxy's sync buckets: 1 ms doubling 15 times (to 16.4 s). */
+    static final Duration[] SYNC_BUCKETS = exponential(0.001, 2, 15);
+    /** kube-proxy's network programming buckets: 0, 0.25, 0.5, 1..59, 60..115 by 5, 120..300 by 30 seconds. */
+    static final Duration[] PROGRAMMING_BUCKETS = programmingBuckets();
+
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final Timer sync;
+    private final Timer fullSync;
+    private final Timer partialSync;
+    private final Timer programming;
+    private final Timer kernelCommit;
+    private final Counter endpointChanges;
+    private final Counter serviceChanges;
+    private final Counter syncFailures;
+    private final Counter driftRepairs;
+    private final DistributionSummary operations;
+    private final DistributionSummary bytes;
+    private final AtomicLong lastSyncMillis = new AtomicLong();
+    private final AtomicLong lastQueuedMillis = new AtomicLong();
+    private final AtomicLong chains = new AtomicLong();
+    private final AtomicLong rules = new AtomicLong();
+    private final AtomicLong elements = new AtomicLong();
+    private final Map<ServicePortName, boolean[]> noLocal = new HashMap<>();
+    private final AtomicLong noLocalInternal = new AtomicLong();
+    private final AtomicLong noLocalExternal = new AtomicLong();
+    private final Map<Integer, Counter> healthz = new HashMap<>();
+    private final Map<Integer, Counter> livez = new HashMap<>();
+
+    public ProxyMetrics(ObjectStore store) {
+        sync = histogram("kubeproxy.sync.proxy.rules.duration", "SyncProxyRules latency in seconds", SYNC_BUCKETS);
+        fullSync = histogram("kubeproxy.sync.full.proxy.rules.duration", "SyncProxyRules latency in seconds for full resyncs",
+                SYNC_BUCKETS);
+        partialSync = histogram("kubeproxy.sync.partial.proxy.rules.duration",
+                "SyncProxyRules latency in seconds for partial resyncs", SYNC_BUCKETS);
+        programming = histogram("kubeproxy.network.programming.duration", "In Cluster Network Programming Latency in seconds",
+                PROGRAMMING_BUCKETS);
+        kernelCommit = histogram("nftproxy.kernel.commit.duration", "Time inside the kernel per sync transaction, in seconds",
+                SYNC_BUCKETS);
+        Gauge.builder("kubeproxy.sync.proxy.rules.last.timestamp.seconds", lastSyncMillis, v -> v.get() / 1000.0)
+                .description("The last time proxy rules were successfully synced").register(registry);
+        Gauge.builder("kubeproxy.sync.proxy.rules.last.queued.timestamp.seconds", lastQueuedMillis, v -> v.get() / 1000.0)
+                .description("The last time a sync of proxy rules was queued").register(registry);
+        Gauge.builder("kubeproxy.sync.proxy.rules.endpoint.changes.pending", store, s -> s.pending()[1])
+                .description("Pending proxy rules Endpoint changes").register(registry);
+        Gauge.builder("kubeproxy.sync.proxy.rules.service.changes.pending", store, s -> s.pending()[0])
+                .description("Pending proxy rules Service changes").register(registry);
+        endpointChanges = Counter.builder("kubeproxy.sync.proxy.rules.endpoint.changes")
+                .description("Cumulative proxy rules Endpoint changes").register(registry);
+        serviceChanges = Counter.builder("kubeproxy.sync.proxy.rules.service.changes")
+                .description("Cumulative proxy rules Service changes").register(registry);
+        syncFailures = Counter.builder("kubeproxy.sync.proxy.rules.nftables.sync.failures")
+                .description("Cumulative proxy nftables sync failures").register(registry);
+        Gauge.builder("kubeproxy.sync.proxy.rules.no.local.endpoints.total", noLocalInternal, AtomicLong::get)
+                .tag("traffic_policy", "internal")
+                .description("Number of services with a Local traffic policy and no endpoints").register(registry);
+        Gauge.builder("kubeproxy.sync.proxy.rules.no.local.endpoints.total", noLocalExternal, AtomicLong::get)
+                .tag("traffic_policy", "external")
+                .description("Number of services with a Local traffic policy and no endpoints").register(registry);
+        for (int code : new int[] {200, 503}) {
+            healthz.put(code, Counter.builder("kubeproxy.proxy.healthz").tag("code", Integer.toString(code))
+                    .description("Cumulative proxy healthz HTTP status").register(registry));
+            livez.put(code, Counter.builder("kubeproxy.proxy.livez").tag("code", Integer.toString(code))
+                    .description("Cumulative proxy livez HTTP status").register(registry));
+        }
+        Gauge.builder("nftproxy.owned.objects", chains, AtomicLong::get).tag("kind", "chains")
+                .description("nf_tables objects nftproxy owns, both families").register(registry);
+        Gauge.builder("nftproxy.owned.objects", rules, AtomicLong::get).tag("kind", "rules")
+                .description("nf_tables objects nftproxy owns, both families").register(registry);
+        Gauge.builder("nftproxy.owned.objects", elements, AtomicLong::get).tag("kind", "set_elements")
+                .description("nf_tables objects nftproxy owns, both families").register(registry);
+        operations = DistributionSummary.builder("nftproxy.transaction.operations")
+                .description("Operations per sync transaction").register(registry);
+        bytes = DistributionSummary.builder("nftproxy.transaction.bytes").baseUnit("bytes")
+                .description("Netlink bytes per sync transaction").register(registry);
+        driftRepairs = Counter.builder("nftproxy.drift.repairs")
+                .description("Full syncs started because someone else changed our tables").register(registry);
+        io.prometheus.client.hotspot.DefaultExports.register(registry.getPrometheusRegistry());
+    }
+
+    private Timer histogram(String name, String help, Duration[] buckets) {
+        return Timer.builder(name).description(help).serviceLevelObjectives(buckets).register(registry);
+    }
+
+    static Duration[] exponential(double start, double factor, int count) {
+        Duration[] out = new Duration[count];
+        double v = start;
+        for (int i = 0; i < count; i++) {
+            out[i] = Duration.ofNanos(Math.round(v * 1e9));
+            v *= factor;
+        }
+        return out;
+    }
+
+    static Duration[] programmingBuckets() {
+        List<Duration> out = new ArrayList<>();
+        out.add(Duration.ZERO.plusNanos(1)); // kube-proxy's list starts with a 0 bucket
+        out.add(Duration.ofMillis(250));
+        out.add(Duration.ofMillis(500));
+        for (int s = 1; s <= 59; s++) {
+            out.add(Duration.ofSeconds(s));
+        }
+        for (int s = 60; s <= 115; s += 5) {
+            out.add(Duration.ofSeconds(s));
+        }
+        for (int s = 120; s <= 300; s += 30) {
+            out.add(Duration.ofSeconds(s));
+        }
+        return out.toArray(new Duration[0]);
+    }
+
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
+    public void healthz(int code) {
+        healthz.computeIfAbsent(code, c -> Counter.builder("kubeproxy.proxy.healthz").tag("code", Integer.toString(c))
+                .register(registry)).increment();
+    }
+
+    public void livez(int code) {
+        livez.computeIfAbsent(code, c -> Counter.builder("kubeproxy.proxy.livez").tag("code", Integer.toString(c))
+                .register(registry)).increment();
+    }
+
+    public void driftRepaired() {
+        driftRepairs.increment();
+    }
+
+    @Override
+    public void queued(long epochMillis) {
+        lastQueuedMillis.set(epochMillis);
+    }
+
+    @Override
+    public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
+        sync.record(nanos, TimeUnit.NANOSECONDS);
+        (r.full() ? fullSync : partialSync).record(nanos, TimeUnit.NANOSECONDS);
+        kernelCommit.record(r.commit().kernelNanos(), TimeUnit.NANOSECONDS);
+        operations.record(r.commit().operations());
+        bytes.record(r.commit().bytes());
+        lastSyncMillis.set(System.currentTimeMillis());
+        serviceChanges.increment(snap.serviceChanges());
+        endpointChanges.increment(snap.endpointChanges());
+        Instant now = Instant.now();
+        for (Instant t : snap.triggerTimes()) {
+            if (!t.isAfter(now)) {
+                programming.record(Duration.between(t, now));
+            }
+        }
+        chains.set(r.chains());
+        rules.set(r.rules());
+        elements.set(r.elements());
+        countNoLocal(snap, r.full());
+    }
+
+    /** Services with a Local policy and no local endpoints, kept up to date for changed services only. */
+    private void countNoLocal(ObjectStore.Snapshot snap, boolean full) {
+        Iterable<ServicePortName> ids = full || snap.nodeChanged() ? new ArrayList<>(snap.state().services().keySet()) : snap.changed();
+        if (full || snap.nodeChanged()) {
+            noLocal.clear();
+        }
+        for (ServicePortName id : ids) {
+            ServicePort s = snap.state().services().get(id);
+            if (s == null) {
+                noLocal.remove(id);
+                continue;
+            }
+            EndpointSelection sel = EndpointSelector.select(s, snap.state().endpointsOf(id), snap.state().node());
+            boolean internal = s.internalPolicyLocal() && sel.local().isEmpty();
+            boolean external = s.externalPolicyLocal() && s.hasExternal() && sel.local().isEmpty();
+            if (internal || external) {
+                noLocal.put(id, new boolean[] {internal, external});
+            } else {
+                noLocal.remove(id);
+            }
+        }
+        noLocalInternal.set(noLocal.values().stream().filter(b -> b[0]).count());
+        noLocalExternal.set(noLocal.values().stream().filter(b -> b[1]).count());
+    }
+
+    @Override
+    public void failed(boolean full, Exception error) {
+        syncFailures.increment();
+    }
+}

@@ -1,0 +1,115 @@
+package io.nftproxy.proxy.server;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.health.HealthServer;
+import io.nftproxy.proxy.health.HealthState;
+import io.nftproxy.proxy.health.ServiceHealthServers;
+import io.nftproxy.proxy.metrics.ProxyMetrics;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.DriftWatcher;
+import io.nftproxy.proxy.sync.SyncListener;
+import io.nftproxy.proxy.sync.SyncLoop;
+import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.sync.Syncer;
+
+/**
+ * The long-running proxy around a store fed by a source: the sync loop, kube-proxy's metrics and
+ * health endpoints, the healthCheckNodePort servers, and drift repair. Closing it stops all of
+ * them and leaves the rules in the kernel, as kube-proxy does.
+ */
+public final class ProxyServer implements AutoCloseable {
+    private final List<AutoCloseable> parts = new ArrayList<>();
+    private final ProxyMetrics metrics;
+    private final HealthState health;
+    private final SyncLoop loop;
+    private HealthServer healthServer;
+    private io.prometheus.client.exporter.HTTPServer metricsServer;
+
+    /**
+     * @param metricsAt where to serve /metrics, null for nowhere
+     * @param healthAt  where to serve /healthz and /livez, null for nowhere
+     */
+    public ProxyServer(ProxyConfig cfg, ObjectStore store, NftClient client, NetNamespace netns,
+                       InetSocketAddress metricsAt, InetSocketAddress healthAt, SyncListener extra) throws IOException {
+        metrics = new ProxyMetrics(store);
+        // kube-proxy's health timeout: twice the sync period.
+        health = new HealthState(Clock.systemUTC(), cfg.syncPeriod().multipliedBy(2));
+        health.queued(); // nothing is programmed yet
+        ServiceHealthServers hc = new ServiceHealthServers(netns, health);
+        SyncListener probes = new SyncListener() {
+            @Override
+            public void queued(long epochMillis) {
+                health.queued();
+            }
+
+            @Override
+            public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
+                health.synced();
+                health.nodeDeleting(snap.state().node().deleting());
+                hc.update(snap.state());
+            }
+        };
+        Syncer syncer = new Syncer(client, new NftRenderer(cfg), cfg.table());
+        loop = new SyncLoop(store, syncer, cfg.minSyncPeriod(), cfg.syncPeriod(),
+                SyncListener.all(List.of(extra, metrics, probes)));
+        parts.add(hc);
+        try {
+            if (metricsAt != null) {
+                metricsServer = new io.prometheus.client.exporter.HTTPServer(metricsAt, metrics.registry().getPrometheusRegistry(), true);
+                parts.add(metricsServer::close);
+            }
+            if (healthAt != null) {
+                healthServer = new HealthServer(healthAt, health, metrics::healthz, metrics::livez);
+                parts.add(healthServer);
+            }
+            parts.add(new DriftWatcher(netns, cfg.table(), client.portId(), () -> {
+                metrics.driftRepaired();
+                loop.requestFullSync();
+            }));
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    public void start() {
+        loop.start();
+    }
+
+    public int metricsPort() {
+        return metricsServer == null ? -1 : metricsServer.getPort();
+    }
+
+    public int healthPort() {
+        return healthServer == null ? -1 : healthServer.port();
+    }
+
+    public ProxyMetrics metrics() {
+        return metrics;
+    }
+
+    public HealthState health() {
+        return health;
+    }
+
+    @Override
+    public void close() {
+        loop.close();
+        for (int i = parts.size() - 1; i >= 0; i--) {
+            try {
+                parts.get(i).close();
+            } catch (Exception ignored) {
+                // closing the rest anyway
+            }
+        }
+    }
+}

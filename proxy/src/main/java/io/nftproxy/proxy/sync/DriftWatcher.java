@@ -1,0 +1,70 @@
+package io.nftproxy.proxy.sync;
+
+import java.time.Duration;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.netlink.nft.NftEvent;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.nft.NftMonitor;
+
+/**
+ * Watches the kernel's nf_tables events for changes to our tables made by anyone but us (an
+ * operator's nft, another program) and asks for a full sync to put our rules back. We never list
+ * our tables to find drift: the events say who changed what.
+ */
+public final class DriftWatcher implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DriftWatcher.class);
+
+    private final NftMonitor monitor;
+    private final String table;
+    private final int ourPortId;
+    private final Runnable repair;
+    private final Thread thread;
+    private volatile boolean closed;
+
+    public DriftWatcher(NetNamespace ns, String table, int ourPortId, Runnable repair) throws NftException {
+        this.monitor = NftMonitor.open(ns);
+        this.table = table;
+        this.ourPortId = ourPortId;
+        this.repair = repair;
+        this.thread = new Thread(this::loop, "drift-watcher");
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    private void loop() {
+        while (!closed) {
+            try {
+                NftEvent e = monitor.next(Duration.ofSeconds(1));
+                if (e == null || e.type() == NftEvent.Type.GENERATION || !table.equals(e.table())) {
+                    continue;
+                }
+                if (e.portId() != ourPortId) {
+                    LOG.warn("our table was changed by someone else ({}); re-asserting our rules", e);
+                    repair.run();
+                }
+            } catch (NftException ex) {
+                if (closed) {
+                    return;
+                }
+                // Lost events (buffer overrun) may have hidden a change: repair to be sure.
+                LOG.warn("nf_tables events: {}; re-asserting our rules", ex.getMessage());
+                repair.run();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        monitor.close();
+        try {
+            thread.join(3000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package io.nftproxy.proxy.kernel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.sandbox.Netns;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.server.ProxyServer;
+import io.nftproxy.proxy.source.ManifestSource;
+import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.SyncListener;
+
+/**
+ * The operator's view of a running proxy, over real HTTP: kube-proxy's metrics in the Prometheus
+ * exposition format, /healthz and /livez, healthCheckNodePort servers inside the node's namespace,
+ * and drift repair when someone else edits our table.
+ */
+class OperationsKernelTest {
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    static HttpResponse<String> get(String url) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(3)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Parses the Prometheus text format: series (name plus labels) to value. */
+    static Map<String, Double> scrape(int port) throws Exception {
+        HttpResponse<String> r = get("http://127.0.0.1:" + port + "/metrics");
+        assertEquals(200, r.statusCode());
+        Map<String, Double> out = new HashMap<>();
+        Pattern line = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\\{[^}]*\\})?) ([-+0-9.eEInfNa]+)$");
+        for (String l : r.body().split("\n")) {
+            if (l.startsWith("#") || l.isBlank()) {
+                continue;
+            }
+            Matcher m = line.matcher(l.trim());
+            assertTrue(m.matches(), "exposition format: " + l);
+            // simpleclient writes label sets with a trailing comma: {le="0.001",}
+            out.put(m.group(1).replace(",}", "}"), Double.parseDouble(m.group(2)));
+        }
+        return out;
+    }
+
+    @Test
+    void metricsHealthAndHealthCheckNodePorts(@TempDir Path dir) throws Exception {
+        try (Topology topo = new Topology()) {
+            topo.serve("10.244.1.2", 8080);
+            String http = "[{name: http, port: 8080, protocol: TCP}]";
+            new Manifests()
+                    .service("local", "10.96.0.10", "[{name: http, port: 80, nodePort: 30080}]", "type: NodePort",
+                            "externalTrafficPolicy: Local", "healthCheckNodePort: 32001")
+                    .slice("local", "a", "IPv4", http, "10.244.1.2@node-a")
+                    .service("remote", "10.96.0.11", "[{name: http, port: 80, nodePort: 30081}]", "type: NodePort",
+                            "externalTrafficPolicy: Local", "healthCheckNodePort: 32002")
+                    .slice("remote", "a", "IPv4", http, "10.244.1.3@node-b")
+                    .write(dir, "services.yaml");
+            ProxyConfig cfg = new ProxyConfig("node-a", List.of(io.nftproxy.netlink.nft.Inet.parse(Topology.NODE_IP)),
+                    List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(), false, 14, Duration.ofMillis(50),
+                    Duration.ofSeconds(30), "nftproxy");
+            ObjectStore store = new ObjectStore("node-a");
+            try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
+                 ProxyServer server = new ProxyServer(cfg, store, nft, topo.node.ns(), new InetSocketAddress("127.0.0.1", 0),
+                         new InetSocketAddress("127.0.0.1", 0), new SyncListener() { })) {
+                String healthz = "http://127.0.0.1:" + server.healthPort() + "/healthz";
+                src.start(true);
+                server.start();
+                Topology.eventually(Duration.ofSeconds(20), () -> get(healthz).statusCode() == 200, "healthy after the first sync");
+                HttpResponse<String> h = get(healthz);
+                assertTrue(h.body().matches("\\{\"lastUpdated\": \"[^\"]+\", \"currentTime\": \"[^\"]+\", \"nodeEligible\": true\\}"),
+                        h.body());
+                assertEquals("application/json", h.headers().firstValue("Content-Type").orElse(""));
+                assertEquals(200, get("http://127.0.0.1:" + server.healthPort() + "/livez").statusCode());
+
+                // healthCheckNodePort: served in the node's namespace, reached from the external client
+                Topology.eventually(Duration.ofSeconds(20), () -> curl(topo.ext, Topology.NODE_IP + ":32001").startsWith("200"),
+                        "the service with a local endpoint answers 200");
+                assertEquals("200 {\"service\": {\"namespace\": \"default\", \"name\": \"local\"}, \"localEndpoints\": 1, "
+                        + "\"serviceProxyHealthy\": true}", curl(topo.ext, Topology.NODE_IP + ":32001"));
+                assertEquals("503 {\"service\": {\"namespace\": \"default\", \"name\": \"remote\"}, \"localEndpoints\": 0, "
+                        + "\"serviceProxyHealthy\": true}", curl(topo.ext, Topology.NODE_IP + ":32002"));
+
+                Map<String, Double> m = scrape(server.metricsPort());
+                assertTrue(m.get("kubeproxy_sync_proxy_rules_duration_seconds_count") >= 1, m.keySet().toString());
+                assertTrue(m.get("kubeproxy_sync_full_proxy_rules_duration_seconds_count") >= 1);
+                assertTrue(m.containsKey("kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.001\"}"), "kube-proxy's first bucket");
+                assertTrue(m.containsKey("kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"16.384\"}"), "and its last");
+                assertTrue(m.containsKey("kubeproxy_network_programming_duration_seconds_bucket{le=\"300.0\"}"));
+                assertTrue(m.get("kubeproxy_sync_proxy_rules_last_timestamp_seconds") > 1.7e9);
+                assertEquals(2.0, m.get("kubeproxy_sync_proxy_rules_service_changes_total"));
+                assertEquals(2.0, m.get("kubeproxy_sync_proxy_rules_endpoint_changes_total"));
+                assertEquals(0.0, m.get("kubeproxy_sync_proxy_rules_endpoint_changes_pending"));
+                assertEquals(1.0, m.get("kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy=\"external\"}"),
+                        "the remote-only Local service");
+                assertEquals(0.0, m.get("kubeproxy_sync_proxy_rules_nftables_sync_failures_total"));
+                assertTrue(m.get("kubeproxy_proxy_healthz_total{code=\"200\"}") >= 1);
+                assertTrue(m.get("nftproxy_owned_objects{kind=\"set_elements\"}") > 0);
+                assertTrue(m.containsKey("jvm_memory_bytes_used{area=\"heap\"}"), "JVM metrics");
+
+                // someone deletes one of our chains: the drift is seen and repaired
+                topo.node.exec("nft", "flush", "chain", "ip", "nftproxy", "services");
+                Topology.eventually(Duration.ofSeconds(20), () -> topo.node.exec("nft", "list", "chain", "ip", "nftproxy",
+                        "services").contains("vmap @service-ips"), "our rules are back");
+                assertTrue(scrape(server.metricsPort()).get("nftproxy_drift_repairs_total") >= 1);
+            }
+        }
+    }
+
+    /** An HTTP GET from inside a namespace: "status body". */
+    static String curl(Netns from, String hostPort) throws Exception {
+        return from.ns().call(() -> {
+            try (java.net.Socket s = new java.net.Socket()) {
+                String[] hp = hostPort.split(":");
+                s.connect(new InetSocketAddress(hp[0], Integer.parseInt(hp[1])), 2000);
+                s.setSoTimeout(3000);
+                s.getOutputStream().write(("GET / HTTP/1.0\r\nHost: " + hostPort + "\r\n\r\n").getBytes());
+                String resp = new String(s.getInputStream().readAllBytes());
+                String status = resp.split(" ")[1];
+                return status + " " + resp.substring(resp.indexOf("\r\n\r\n") + 4);
+            }
+        });
+    }
+}
