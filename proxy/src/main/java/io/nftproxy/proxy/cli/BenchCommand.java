@@ -55,8 +55,8 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        System.out.printf("%-9s %-9s %10s %10s %10s %10s %10s %9s %9s %9s%n", "services", "endpoints", "full_ms",
-                "render_ms", "encode_ms", "kernel_ms", "messages", "chg_p50", "chg_p99", "chg_max");
+        System.out.printf("%-9s %-9s %10s %10s %10s %10s %10s %9s %9s %9s %9s %9s%n", "services", "endpoints", "full_ms",
+                "render_ms", "encode_ms", "kernel_ms", "messages", "chg_p50", "chg_p99", "chg_max", "add_p50", "add_p99");
         for (int n : services) {
             run(n);
         }
@@ -122,11 +122,25 @@ final class BenchCommand implements Callable<Integer> {
                 lat[c] = System.nanoTime() - s;
             }
             Arrays.sort(lat);
-            System.out.printf("%-9d %-9d %10.0f %10.0f %10.0f %10.0f %10d %9.2f %9.2f %9.2f%n", n, endpoints,
+            // An endpoint added: the service moves to another pick-k chain (a verdict changes).
+            long[] add = new long[changes];
+            for (int c = 0; c < changes; c++) {
+                ServicePortName id = new ServicePortName("bench", "svc-" + ((c * 104_729 + 13) % n), "http", Protocol.TCP);
+                List<Endpoint> list = new ArrayList<>(eps.get(id));
+                list.add(Endpoint.ready(ip(0x0c000000 + c), 8080, "node-y"));
+                eps.put(id, list);
+                ProxyState changed = new ProxyState(svcs, eps, state.node());
+                long s = System.nanoTime();
+                syncer.sync(changed, Set.of(id));
+                add[c] = System.nanoTime() - s;
+            }
+            Arrays.sort(add);
+            System.out.printf("%-9d %-9d %10.0f %10.0f %10.0f %10.0f %10d %9.2f %9.2f %9.2f %9.2f %9.2f%n", n, endpoints,
                     fullNanos / 1e6, full.renderNanos() / 1e6, full.commit().encodeNanos() / 1e6,
                     full.commit().kernelNanos() / 1e6, full.commit().messages(),
                     changes == 0 ? 0 : lat[changes / 2] / 1e6, changes == 0 ? 0 : lat[(int) (changes * 0.99)] / 1e6,
-                    changes == 0 ? 0 : lat[changes - 1] / 1e6);
+                    changes == 0 ? 0 : lat[changes - 1] / 1e6, changes == 0 ? 0 : add[changes / 2] / 1e6,
+                    changes == 0 ? 0 : add[(int) (changes * 0.99)] / 1e6);
             if (compareKubeProxy) {
                 compare(state, nsName, fullNanos);
             }
