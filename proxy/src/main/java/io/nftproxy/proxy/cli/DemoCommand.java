@@ -19,13 +19,12 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
-import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.netlink.sandbox.Netns;
 import io.nftproxy.proxy.sandbox.Sandbox;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.sync.SyncResult;
-import io.nftproxy.proxy.sync.Syncer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -46,6 +45,7 @@ final class DemoCommand implements Callable<Integer> {
     boolean keep;
 
     private final PrintStream out = System.out;
+    private AutoCloseable[] running = new AutoCloseable[0];
 
     @Override
     public Integer call() throws Exception {
@@ -74,22 +74,43 @@ final class DemoCommand implements Callable<Integer> {
             out.println("  node " + s.node.name() + " (" + Sandbox.NODE_IP + "), external client " + Sandbox.EXT_IP
                     + ", pods " + String.join(", ", PODS));
 
-            step("Programming the node from " + (manifests != null ? dir : "the built-in example manifests")
-                    + " over netlink (no nft binary involved)");
+            step("Running nftproxy for the node on " + (manifests != null ? dir : "the built-in example manifests")
+                    + ": rules go in over netlink (no nft binary involved)");
             ProxyConfig cfg = new ProxyConfig("demo-node", List.of(io.nftproxy.netlink.nft.Inet.parse(Sandbox.NODE_IP)),
                     List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
                     Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
             ObjectStore store = new ObjectStore("demo-node");
-            try (ManifestSource src = new ManifestSource(dir, store); NftClient nft = NftClient.open(s.node.ns())) {
-                src.start(false);
-                ObjectStore.Snapshot snap = store.snapshot();
-                snap.errors().values().forEach(e -> out.println("  ! " + e));
-                SyncResult r = new Syncer(nft, new NftRenderer(cfg), "nftproxy").sync(snap.state(), null);
-                out.printf("  %d service ports -> one atomic transaction of %d operations, %d messages, %.1f ms in the kernel%n",
-                        snap.state().services().size(), r.commit().operations(), r.commit().messages(),
-                        r.commit().kernelNanos() / 1e6);
-                printRules(nft.readTable(Family.IP, "nftproxy"));
+            SyncResult[] first = new SyncResult[1];
+            io.nftproxy.proxy.sync.SyncListener record = new io.nftproxy.proxy.sync.SyncListener() {
+                @Override
+                public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
+                    if (first[0] == null) {
+                        first[0] = r;
+                        snap.errors().values().forEach(e -> out.println("  ! " + e));
+                        out.printf("  %d service ports -> one atomic transaction of %d operations, %d messages, %.1f ms in the kernel%n",
+                                snap.state().services().size(), r.commit().operations(), r.commit().messages(),
+                                r.commit().kernelNanos() / 1e6);
+                    }
+                }
+            };
+            NftClient nft = NftClient.open(s.node.ns());
+            ManifestSource src = new ManifestSource(dir, store);
+            ProxyServer proxy = new ProxyServer(cfg, store, nft, s.node.ns(), new java.net.InetSocketAddress("127.0.0.1", 0),
+                    new java.net.InetSocketAddress("127.0.0.1", 0), record);
+            running = new AutoCloseable[] {proxy, src, nft};
+            src.start(true);
+            proxy.start();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (first[0] == null && System.nanoTime() < deadline) {
+                Thread.sleep(20); // polling the sync loop's first result, with a deadline
             }
+            if (first[0] == null) {
+                throw new IllegalStateException("the first sync did not complete within 30 s");
+            }
+            try (NftClient reader = NftClient.open(s.node.ns())) {
+                printRules(reader.readTable(Family.IP, "nftproxy"));
+            }
+            String metricsUrl = "http://127.0.0.1:" + proxy.metricsPort() + "/metrics";
 
             step("web (10.96.0.10:80, 3 pods): 90 connections from a pod");
             Map<String, Integer> spread = new TreeMap<>();
@@ -123,6 +144,13 @@ final class DemoCommand implements Callable<Integer> {
             out.println("  " + o.result() + (o.result() == Sandbox.Outcome.Result.REFUSED
                     ? ": rejected at once with ICMP port unreachable, as kube-proxy does" : ""));
 
+            step("Metrics, as kube-proxy exports them: " + metricsUrl + "  (health: http://127.0.0.1:"
+                    + proxy.healthPort() + "/healthz)");
+            String scraped = new String(new java.net.URL(metricsUrl).openStream().readAllBytes(), StandardCharsets.UTF_8);
+            scraped.lines().filter(l -> l.startsWith("kubeproxy_sync_proxy_rules_duration_seconds_count")
+                    || l.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds")
+                    || l.startsWith("nftproxy_owned_objects")).forEach(l -> out.println("  " + l));
+
             out.printf("%nDone in %.1f s.%s%n", (System.nanoTime() - t0) / 1e9, keep
                     ? " The sandbox stays until Ctrl-C: sudo java -jar proxy/target/nftproxy.jar dump --netns " + s.node.name()
                     : " Removing the sandbox.");
@@ -131,6 +159,13 @@ final class DemoCommand implements Callable<Integer> {
             }
             return 0;
         } finally {
+            for (AutoCloseable c : running) {
+                try {
+                    c.close();
+                } catch (Exception ignored) {
+                    // the sandbox goes anyway
+                }
+            }
             if (box[0] != null) {
                 box[0].close();
                 box[0] = null;
@@ -154,14 +189,14 @@ final class DemoCommand implements Callable<Integer> {
     /** The parts of the table a newcomer wants to see: the maps with content and service chains. */
     private void printRules(TableContents t) {
         String[] lines = t.toString().split("\n");
-        out.println("  nft list table ip nftproxy (abridged: empty maps, the endpoint-count map and the shared"
-                + " pick-1..128 chains left out; see docs/ruleset.md):");
+        out.println("  nft list table ip nftproxy (abridged: empty maps and the shared pick-1..128 chains but"
+                + " pick-3 left out; see docs/ruleset.md):");
         boolean skip = false;
         StringBuilder block = new StringBuilder();
         for (String l : lines) {
             if (l.startsWith("\tmap ") || l.startsWith("\tset ") || l.startsWith("\tchain ")) {
                 block.setLength(0);
-                skip = l.startsWith("\tchain pick-") || l.startsWith("\tmap endpoint-count ");
+                skip = l.startsWith("\tchain pick-") && !l.startsWith("\tchain pick-3 ");
             }
             block.append(l).append('\n');
             if (l.equals("\t}")) {

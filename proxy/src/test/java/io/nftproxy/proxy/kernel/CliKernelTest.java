@@ -30,6 +30,8 @@ class CliKernelTest {
         assertTrue(r.out().contains("10 x 10.244.1.2:8080 saw client 192.168.50.10"), r.out());
         assertTrue(r.out().contains("REFUSED: rejected at once"), r.out());
         assertTrue(r.out().contains("chain svc-demo/cart/tcp/80"), r.out());
+        assertTrue(r.out().contains("10.96.0.10 . tcp . 80 : goto pick-3"), r.out());
+        assertTrue(r.out().contains("kubeproxy_sync_proxy_rules_duration_seconds_count 1.0"), "the metrics it scraped");
         for (String ep : List.of("10.244.1.2:8080", "10.244.1.3:8080", "10.244.1.4:8080")) {
             assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith(ep)), "web spread includes " + ep + ": " + r.out());
         }
