@@ -15,8 +15,18 @@ final class CleanupCommand implements Callable<Integer> {
     @Mixin
     NetnsOption ns = new NetnsOption();
 
+    @picocli.CommandLine.Option(names = "--mode", paramLabel = "nftables|iptables", defaultValue = "nftables",
+            description = "What to remove: our nf_tables tables, or the iptables reference backend's KUBE-* chains.")
+    String mode;
+
     @Override
     public Integer call() throws Exception {
+        if ("iptables".equals(mode)) {
+            new io.nftproxy.proxy.iptables.IptablesSyncer(
+                    io.nftproxy.proxy.config.ProxyConfig.defaults("cleanup"), ns.netns).cleanup();
+            System.out.println("removed the KUBE-* chains and their jumps (iptables and ip6tables)");
+            return 0;
+        }
         try (NftClient c = NftClient.open(ns.namespace())) {
             Transaction tx = new Transaction();
             for (Family f : new Family[] {Family.IP, Family.IP6}) {

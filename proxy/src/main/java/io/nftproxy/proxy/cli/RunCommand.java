@@ -14,7 +14,9 @@ import org.slf4j.LoggerFactory;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.iptables.IptablesSyncer;
 import io.nftproxy.proxy.server.ProxyServer;
+import io.nftproxy.proxy.sync.Backend;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.source.KubernetesSource;
@@ -120,13 +122,8 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!"nftables".equals(mode)) {
-            if ("iptables".equals(mode)) {
-                System.err.println("nftproxy: --mode iptables (the kube-proxy reference backend) is not available"
-                        + " in this build; use --mode nftables");
-            } else {
-                System.err.println("nftproxy: unknown --mode '" + mode + "' (expected nftables or iptables)");
-            }
+        if (!"nftables".equals(mode) && !"iptables".equals(mode)) {
+            System.err.println("nftproxy: unknown --mode '" + mode + "' (expected nftables or iptables)");
             return 2;
         }
         int sources = (manifests != null ? 1 : 0) + (kubeconfig != null ? 1 : 0) + (inCluster ? 1 : 0);
@@ -137,8 +134,10 @@ final class RunCommand implements Callable<Integer> {
         ConfigFile file = config == null ? null : ConfigFile.read(config);
         ProxyConfig cfg = proxyConfig(file);
         ObjectStore store = new ObjectStore(cfg.hostname());
-        try (NftClient client = NftClient.open(ns.namespace());
+        boolean iptables = "iptables".equals(mode);
+        try (NftClient client = iptables ? null : NftClient.open(ns.namespace());
              AutoCloseable source = startSource(store)) {
+            Backend backend = iptables ? new IptablesSyncer(cfg, ns.netns) : new Syncer(client, new NftRenderer(cfg), cfg.table());
             SyncListener log = new SyncListener() {
                 @Override
                 public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
@@ -150,31 +149,31 @@ final class RunCommand implements Callable<Integer> {
                 }
             };
             if (once) {
-                Syncer syncer = new Syncer(client, new NftRenderer(cfg), cfg.table());
-                try (SyncLoop loop = new SyncLoop(store, syncer, cfg.minSyncPeriod(), cfg.syncPeriod(), log)) {
+                try (SyncLoop loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.syncPeriod(), log)) {
                     SyncResult r = loop.syncOnce(true);
                     ObjectStore.Snapshot snap = store.snapshot();
                     snap.errors().values().forEach(e -> System.err.println("nftproxy: " + e));
                     r.rejectedServices().forEach(e -> System.err.println("nftproxy: kernel refused " + e));
                     System.out.println("synced " + r.chains() + " chains, " + r.rules() + " rules, " + r.elements()
-                            + " set elements into table " + cfg.table() + (ns.netns == null ? "" : " in namespace " + ns.netns));
+                            + " set elements into " + (iptables ? "iptables chains KUBE-*" : "table " + cfg.table())
+                            + (ns.netns == null ? "" : " in namespace " + ns.netns));
                     return 0;
                 }
             }
-            return serve(cfg, file, store, client, log);
+            return serve(cfg, file, store, backend, client, log);
         }
     }
 
     /** The long-running proxy, until SIGTERM. */
-    private int serve(ProxyConfig cfg, ConfigFile file, ObjectStore store, NftClient client, SyncListener log)
-            throws Exception {
+    private int serve(ProxyConfig cfg, ConfigFile file, ObjectStore store, Backend backend, NftClient client,
+                      SyncListener log) throws Exception {
         String metricsAt = metricsBindAddress != null ? metricsBindAddress
                 : file != null && file.metricsBindAddress() != null ? file.metricsBindAddress() : "127.0.0.1:10249";
         String healthAt = healthzBindAddress != null ? healthzBindAddress
                 : file != null && file.healthzBindAddress() != null ? file.healthzBindAddress() : "0.0.0.0:10256";
         CountDownLatch stop = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "shutdown"));
-        try (ProxyServer server = new ProxyServer(cfg, store, client, ns.namespace(),
+        try (ProxyServer server = new ProxyServer(cfg, store, backend, client, ns.namespace(),
                 BindAddress.isOff(metricsAt) ? null : BindAddress.parse(metricsAt, "--metrics-bind-address"),
                 BindAddress.isOff(healthAt) ? null : BindAddress.parse(healthAt, "--healthz-bind-address"), log)) {
             server.start();

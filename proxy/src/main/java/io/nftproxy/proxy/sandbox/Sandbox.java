@@ -91,6 +91,8 @@ public class Sandbox implements AutoCloseable {
             ext.exec("ip", "-6", "route", "add", "2001:db8::/64", "via", NODE_IP6);
             // ClusterIPs are local nowhere: the node routes them like any other address.
             node.exec("ip", "route", "add", "10.96.0.0/16", "dev", "ne" + id);
+            // Load-balancer IPs are routable too (their traffic is forwarded when no rule takes it).
+            node.exec("ip", "route", "add", "203.0.113.0/24", "dev", "ne" + id);
             node.exec("ip", "-6", "route", "add", "fd00:96::/64", "dev", "ne" + id);
         } catch (RuntimeException e) {
             close();

@@ -15,6 +15,7 @@ import io.nftproxy.proxy.health.ServiceHealthServers;
 import io.nftproxy.proxy.metrics.ProxyMetrics;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.Backend;
 import io.nftproxy.proxy.sync.DriftWatcher;
 import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncLoop;
@@ -40,6 +41,15 @@ public final class ProxyServer implements AutoCloseable {
      */
     public ProxyServer(ProxyConfig cfg, ObjectStore store, NftClient client, NetNamespace netns,
                        InetSocketAddress metricsAt, InetSocketAddress healthAt, SyncListener extra) throws IOException {
+        this(cfg, store, new Syncer(client, new NftRenderer(cfg), cfg.table()), client, netns, metricsAt, healthAt, extra);
+    }
+
+    /**
+     * Over any backend; {@code driftClient}, when given, watches our nf_tables table for changes by
+     * others (the iptables reference backend has none).
+     */
+    public ProxyServer(ProxyConfig cfg, ObjectStore store, Backend backend, NftClient driftClient, NetNamespace netns,
+                       InetSocketAddress metricsAt, InetSocketAddress healthAt, SyncListener extra) throws IOException {
         metrics = new ProxyMetrics(store);
         // kube-proxy's health timeout: twice the sync period.
         health = new HealthState(Clock.systemUTC(), cfg.syncPeriod().multipliedBy(2));
@@ -58,8 +68,7 @@ public final class ProxyServer implements AutoCloseable {
                 hc.update(snap.state());
             }
         };
-        Syncer syncer = new Syncer(client, new NftRenderer(cfg), cfg.table());
-        loop = new SyncLoop(store, syncer, cfg.minSyncPeriod(), cfg.syncPeriod(),
+        loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.syncPeriod(),
                 SyncListener.all(List.of(extra, metrics, probes)));
         parts.add(hc);
         try {
@@ -71,10 +80,12 @@ public final class ProxyServer implements AutoCloseable {
                 healthServer = new HealthServer(healthAt, health, metrics::healthz, metrics::livez);
                 parts.add(healthServer);
             }
-            parts.add(new DriftWatcher(netns, cfg.table(), client.portId(), () -> {
-                metrics.driftRepaired();
-                loop.requestFullSync();
-            }));
+            if (driftClient != null) {
+                parts.add(new DriftWatcher(netns, cfg.table(), driftClient.portId(), () -> {
+                    metrics.driftRepaired();
+                    loop.requestFullSync();
+                }));
+            }
         } catch (IOException | RuntimeException e) {
             close();
             throw e;

@@ -7,7 +7,6 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.proxy.source.ObjectStore;
 
 /**
@@ -21,7 +20,7 @@ public final class SyncLoop implements AutoCloseable {
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
     private final ObjectStore store;
-    private final Syncer syncer;
+    private final Backend syncer;
     private final Duration minSyncPeriod;
     private final Duration syncPeriod;
     private final SyncListener listener;
@@ -35,7 +34,7 @@ public final class SyncLoop implements AutoCloseable {
     private int failures;
     private Thread thread;
 
-    public SyncLoop(ObjectStore store, Syncer syncer, Duration minSyncPeriod, Duration syncPeriod, SyncListener listener) {
+    public SyncLoop(ObjectStore store, Backend syncer, Duration minSyncPeriod, Duration syncPeriod, SyncListener listener) {
         this.store = store;
         this.syncer = syncer;
         this.minSyncPeriod = minSyncPeriod;
@@ -69,7 +68,7 @@ public final class SyncLoop implements AutoCloseable {
     }
 
     /** One sync now: full when asked, or when nothing was committed yet. */
-    public SyncResult syncOnce(boolean full) throws NftException {
+    public SyncResult syncOnce(boolean full) throws Exception {
         ObjectStore.Snapshot snap = store.snapshot();
         long t0 = System.nanoTime();
         boolean doFull = full || syncer.needsFull();
@@ -124,7 +123,7 @@ public final class SyncLoop implements AutoCloseable {
                 } finally {
                     lock.unlock();
                 }
-            } catch (NftException | RuntimeException e) {
+            } catch (Exception e) {
                 LOG.error("sync failed; the kernel keeps the last good ruleset; retrying with a full sync: {}",
                         e.getMessage());
                 listener.failed(full, e);

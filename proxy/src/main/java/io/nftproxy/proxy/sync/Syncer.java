@@ -34,7 +34,7 @@ import io.nftproxy.proxy.render.NftRenderer;
  * A service whose objects the kernel refuses is left out, named in the log, and the rest goes in;
  * the kernel keeps the last good ruleset throughout.
  */
-public final class Syncer {
+public final class Syncer implements Backend {
     private static final Logger LOG = LoggerFactory.getLogger(Syncer.class);
     private static final int MAX_EXCLUSIONS_PER_SYNC = 8;
 
@@ -53,6 +53,7 @@ public final class Syncer {
     }
 
     /** Whether the next sync must be full (nothing committed yet). */
+    @Override
     public boolean needsFull() {
         return committed.isEmpty();
     }
@@ -61,6 +62,7 @@ public final class Syncer {
      * Syncs {@code state}. {@code changed} names the service ports whose service or endpoints
      * changed since the last sync; null asks for a full sync (everything re-sent).
      */
+    @Override
     public SyncResult sync(ProxyState state, Set<ServicePortName> changed) throws NftException {
         boolean full = changed == null || committed.isEmpty();
         boolean takeover = committed.isEmpty();

@@ -90,9 +90,9 @@ class CliKernelTest {
         ProxyRun.Result noSource = ProxyRun.cli("run", "--once");
         assertEquals(2, noSource.exit());
         assertTrue(noSource.err().contains("give exactly one of --manifests DIR, --kubeconfig PATH or --in-cluster"));
-        ProxyRun.Result iptables = ProxyRun.cli("run", "--mode", "iptables", "--manifests", "/tmp");
-        assertEquals(2, iptables.exit());
-        assertTrue(iptables.err().contains("--mode iptables (the kube-proxy reference backend) is not available"));
+        ProxyRun.Result ipvs = ProxyRun.cli("run", "--mode", "ipvs", "--manifests", "/tmp", "--once");
+        assertEquals(2, ipvs.exit());
+        assertTrue(ipvs.err().contains("unknown --mode 'ipvs' (expected nftables or iptables)"), ipvs.err());
         ProxyRun.Result badNs = ProxyRun.cli("dump", "--netns", "no-such-namespace-xyz");
         assertEquals(1, badNs.exit());
         assertTrue(badNs.err().contains("/run/netns/no-such-namespace-xyz"), badNs.err());

@@ -1,0 +1,286 @@
+package io.nftproxy.proxy.iptables;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.topology.EndpointSelection;
+import io.nftproxy.proxy.topology.EndpointSelector;
+
+/**
+ * The reference backend: the same model rendered as iptables-restore input with kube-proxy's
+ * iptables-mode layout (KUBE-SERVICES, KUBE-SVC/SVL/EXT/FW/SEP chains, statistic cascades,
+ * recent for affinity, KUBE-MARK-MASQ and KUBE-POSTROUTING, the filter table's REJECT and DROP
+ * rules). A pure function; applying it is {@link IptablesSyncer}'s job.
+ */
+public final class IptablesRenderer {
+    /** Our chains and rules for one family: iptables-restore text for nat and filter, and the chain names. */
+    public record Output(String restore, Set<String> natChains, Set<String> filterChains) {
+    }
+
+    /** The jumps from the built-in chains, ensured separately ({@code iptables -C} / {@code -I}). */
+    public static final List<List<String>> JUMPS = List.of(
+            List.of("nat", "PREROUTING", "-m", "comment", "--comment", "kubernetes service portals", "-j", "KUBE-SERVICES"),
+            List.of("nat", "OUTPUT", "-m", "comment", "--comment", "kubernetes service portals", "-j", "KUBE-SERVICES"),
+            List.of("nat", "POSTROUTING", "-m", "comment", "--comment", "kubernetes postrouting rules", "-j", "KUBE-POSTROUTING"),
+            List.of("filter", "INPUT", "-m", "conntrack", "--ctstate", "NEW", "-j", "KUBE-PROXY-FIREWALL"),
+            List.of("filter", "INPUT", "-m", "conntrack", "--ctstate", "NEW", "-j", "KUBE-EXTERNAL-SERVICES"),
+            List.of("filter", "FORWARD", "-m", "conntrack", "--ctstate", "NEW", "-j", "KUBE-PROXY-FIREWALL"),
+            List.of("filter", "FORWARD", "-j", "KUBE-FORWARD"),
+            List.of("filter", "FORWARD", "-m", "conntrack", "--ctstate", "NEW", "-j", "KUBE-SERVICES"),
+            List.of("filter", "FORWARD", "-m", "conntrack", "--ctstate", "NEW", "-j", "KUBE-EXTERNAL-SERVICES"),
+            List.of("filter", "OUTPUT", "-m", "conntrack", "--ctstate", "NEW", "-j", "KUBE-PROXY-FIREWALL"),
+            List.of("filter", "OUTPUT", "-m", "conntrack", "--ctstate", "NEW", "-j", "KUBE-SERVICES"));
+
+    private final ProxyConfig config;
+
+    public IptablesRenderer(ProxyConfig config) {
+        this.config = config;
+    }
+
+    public Output render(ProxyState state, IpFamily f) {
+        return new Render(state, f).run();
+    }
+
+    private final class Render {
+        final ProxyState state;
+        final IpFamily f;
+        final String mark;
+        final Set<String> nat = new LinkedHashSet<>();
+        final Set<String> filter = new LinkedHashSet<>();
+        final List<String> natRules = new ArrayList<>();
+        final List<String> filterRules = new ArrayList<>();
+
+        Render(ProxyState state, IpFamily f) {
+            this.state = state;
+            this.f = f;
+            this.mark = String.format("0x%x", config.masqueradeMark());
+        }
+
+        String host(InetAddress a) {
+            return Inet.format(a) + (f == IpFamily.V4 ? "/32" : "/128");
+        }
+
+        void n(String chain, String... parts) {
+            natRules.add("-A " + chain + " " + String.join(" ", parts));
+        }
+
+        void fl(String chain, String... parts) {
+            filterRules.add("-A " + chain + " " + String.join(" ", parts));
+        }
+
+        Output run() {
+            for (String c : List.of("KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-MARK-MASQ")) {
+                nat.add(c);
+            }
+            for (String c : List.of("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-FORWARD", "KUBE-PROXY-FIREWALL",
+                    "KUBE-NODEPORTS")) {
+                filter.add(c);
+            }
+            n("KUBE-POSTROUTING", "-m mark ! --mark " + mark + "/" + mark, "-j RETURN");
+            n("KUBE-POSTROUTING", "-j MARK --xor-mark " + mark);
+            n("KUBE-POSTROUTING", "-m comment --comment \"kubernetes service traffic requiring SNAT\"",
+                    "-j MASQUERADE --random-fully");
+            n("KUBE-MARK-MASQ", "-j MARK --or-mark " + mark);
+            fl("KUBE-FORWARD", "-m conntrack --ctstate INVALID -j DROP");
+            fl("KUBE-FORWARD", "-m comment --comment \"kubernetes forwarding rules\"", "-m mark --mark " + mark + "/" + mark,
+                    "-j ACCEPT");
+            fl("KUBE-FORWARD", "-m comment --comment \"kubernetes forwarding conntrack rule\"",
+                    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT");
+
+            for (ServicePort svc : state.services().values()) {
+                if (!svc.inFamily(f)) {
+                    continue;
+                }
+                List<Endpoint> eps = state.endpointsOf(svc.id()).stream().filter(e -> e.family() == f).toList();
+                service(svc, EndpointSelector.select(svc, eps, state.node()));
+            }
+            // NodePorts, last: on the addresses nodePortAddresses selects (default the primary IPs).
+            List<Cidr> npa = config.nodePortAddresses(f);
+            if (npa.isEmpty()) {
+                List<InetAddress> ips = !config.nodeIPs().isEmpty() ? config.nodeIPs() : state.node().addresses();
+                npa = ips.stream().filter(f::contains).map(ip -> new Cidr(ip, f.addressBytes() * 8)).toList();
+            }
+            for (Cidr c : npa) {
+                n("KUBE-SERVICES", "-m comment --comment \"kubernetes service nodeports\"", "-d " + c,
+                        "-m addrtype --dst-type LOCAL", "-j KUBE-NODEPORTS");
+            }
+
+            StringBuilder sb = new StringBuilder();
+            sb.append("*nat\n");
+            nat.forEach(c -> sb.append(':').append(c).append(" - [0:0]\n"));
+            natRules.forEach(r -> sb.append(r).append('\n'));
+            sb.append("COMMIT\n*filter\n");
+            filter.forEach(c -> sb.append(':').append(c).append(" - [0:0]\n"));
+            filterRules.forEach(r -> sb.append(r).append('\n'));
+            sb.append("COMMIT\n");
+            return new Output(sb.toString(), nat, filter);
+        }
+
+        String match(ServicePort svc) {
+            String p = svc.protocol().lower();
+            return "-m " + p + " -p " + p;
+        }
+
+        void service(ServicePort svc, EndpointSelection sel) {
+            String name = ChainNames.servicePortName(svc.id());
+            String svcChain = ChainNames.svc(svc.id());
+            String svlChain = ChainNames.svl(svc.id());
+            String extChain = ChainNames.ext(svc.id());
+            boolean usesCluster = svc.usesClusterEndpoints() && !sel.cluster().isEmpty();
+            boolean usesLocal = svc.usesLocalEndpoints() && !sel.local().isEmpty();
+            boolean hasEndpoints = sel.anyEndpoints();
+            boolean hasInternal = svc.internalPolicyLocal() ? !sel.local().isEmpty() : !sel.cluster().isEmpty();
+            boolean hasExternal = svc.externalPolicyLocal() ? !sel.local().isEmpty() : !sel.cluster().isEmpty();
+            String internalChain = svc.internalPolicyLocal() ? svlChain : svcChain;
+            String externalPolicyChain = svc.externalPolicyLocal() ? svlChain : svcChain;
+            String internalFilter = hasEndpoints ? "DROP" : "REJECT";
+            String externalFilter = hasEndpoints ? "DROP" : "REJECT";
+            String port = " --dport " + svc.port();
+
+            if (usesCluster) {
+                nat.add(svcChain);
+            }
+            if (usesLocal) {
+                nat.add(svlChain);
+            }
+            // The masquerade rule for off-cluster sources comes first in the policy chain.
+            for (InetAddress ip : svc.clusterIPs(f)) {
+                String args = "-m comment --comment \"" + name + " cluster IP\" " + match(svc) + " -d " + host(ip) + port;
+                if (hasInternal) {
+                    if (config.masqueradeAll()) {
+                        n(internalChain, args, "-j KUBE-MARK-MASQ");
+                    } else if (!config.clusterCIDRs(f).isEmpty()) {
+                        n(internalChain, args, notSource(), "-j KUBE-MARK-MASQ");
+                    }
+                    n("KUBE-SERVICES", args, "-j " + internalChain);
+                } else {
+                    fl("KUBE-SERVICES", args, reject(internalFilter));
+                }
+            }
+            if (usesCluster) {
+                balance(svc, svcChain, sel.cluster());
+            }
+            if (usesLocal) {
+                balance(svc, svlChain, sel.local());
+            }
+            if (!svc.hasExternal()) {
+                return;
+            }
+            boolean usesExt = hasEndpoints;
+            if (usesExt) {
+                nat.add(extChain);
+                if (!svc.externalPolicyLocal()) {
+                    n(extChain, "-m comment --comment \"masquerade traffic for " + name + " external destinations\"",
+                            "-j KUBE-MARK-MASQ");
+                } else {
+                    if (!config.clusterCIDRs(f).isEmpty()) {
+                        n(extChain, "-m comment --comment \"pod traffic for " + name + " external destinations\"",
+                                "-s " + config.clusterCIDRs(f).get(0), "-j " + svcChain);
+                    }
+                    n(extChain, "-m comment --comment \"masquerade LOCAL traffic for " + name + " external destinations\"",
+                            "-m addrtype --src-type LOCAL", "-j KUBE-MARK-MASQ");
+                    n(extChain, "-m comment --comment \"route LOCAL traffic for " + name + " external destinations\"",
+                            "-m addrtype --src-type LOCAL", "-j " + svcChain);
+                }
+                if (hasExternal) {
+                    n(extChain, "-j " + externalPolicyChain);
+                }
+            }
+            List<InetAddress> front = new ArrayList<>(svc.externalIPs(f));
+            front.addAll(svc.loadBalancerIPs(f));
+            List<Cidr> ranges = svc.loadBalancerSourceRanges(f);
+            boolean firewalled = !ranges.isEmpty() && !svc.loadBalancerIPs(f).isEmpty();
+            String fw = ChainNames.fw(svc.id());
+            if (firewalled && usesExt) {
+                // Allowed sources are DNATed through the firewall chain; the rest keeps the
+                // load-balancer IP as destination and is dropped by KUBE-PROXY-FIREWALL.
+                nat.add(fw);
+                for (Cidr c : ranges) {
+                    n(fw, "-m comment --comment \"" + name + " loadbalancer IP\"", "-s " + c, "-j " + extChain);
+                }
+                boolean fromNode = ranges.stream().anyMatch(c -> config.nodeIPs().stream().anyMatch(c::contains)
+                        || state.node().addresses().stream().anyMatch(c::contains));
+                if (fromNode) {
+                    for (InetAddress ip : svc.loadBalancerIPs(f)) {
+                        n(fw, "-m comment --comment \"" + name + " loadbalancer IP\"", "-s " + host(ip), "-j " + extChain);
+                    }
+                }
+                n(fw, "-m comment --comment \"other traffic to " + name + " will be dropped by KUBE-PROXY-FIREWALL\"");
+            }
+            for (InetAddress ip : front) {
+                boolean lb = svc.loadBalancerIPs(f).contains(ip);
+                String args = "-m comment --comment \"" + name + (lb ? " loadbalancer IP" : " external IP") + "\" "
+                        + match(svc) + " -d " + host(ip) + port;
+                if (usesExt) {
+                    n("KUBE-SERVICES", args, "-j " + (lb && firewalled ? fw : extChain));
+                }
+                if (lb && firewalled) {
+                    fl("KUBE-PROXY-FIREWALL", "-m comment --comment \"" + name + " traffic not accepted by " + fw + "\"",
+                            match(svc), "-d " + host(ip) + port, "-j DROP");
+                }
+                if (!hasExternal) {
+                    fl("KUBE-EXTERNAL-SERVICES", args, reject(externalFilter));
+                }
+            }
+            if (svc.nodePort() != 0) {
+                String args = "-m comment --comment \"" + name + "\" " + match(svc) + " --dport " + svc.nodePort();
+                if (usesExt) {
+                    n("KUBE-NODEPORTS", args, "-j " + extChain);
+                }
+                if (!hasExternal) {
+                    fl("KUBE-EXTERNAL-SERVICES", args, "-m addrtype --dst-type LOCAL", reject(externalFilter));
+                }
+            }
+        }
+
+        String notSource() {
+            return "! -s " + config.clusterCIDRs(f).get(0);
+        }
+
+        String reject(String target) {
+            return target.equals("REJECT") ? "-j REJECT" : "-j DROP";
+        }
+
+        /** kube-proxy's cascade: endpoint i with probability 1/(n-i); affinity via the recent module first. */
+        void balance(ServicePort svc, String chain, List<Endpoint> eps) {
+            int n = eps.size();
+            if (svc.affinitySeconds() > 0) {
+                for (Endpoint e : eps) {
+                    String sep = ChainNames.sep(svc.id(), e);
+                    n(chain, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + " -> " + e.hostPort() + "\"",
+                            "-m recent --name " + sep + " --rcheck --seconds " + svc.affinitySeconds() + " --reap",
+                            "-j " + sep);
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                Endpoint e = eps.get(i);
+                String sep = ChainNames.sep(svc.id(), e);
+                String comment = "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + " -> " + e.hostPort() + "\"";
+                if (i < n - 1) {
+                    n(chain, comment, "-m statistic --mode random --probability "
+                            + String.format(Locale.ROOT, "%.10f", 1.0 / (n - i)), "-j " + sep);
+                } else {
+                    n(chain, comment, "-j " + sep);
+                }
+                if (nat.add(sep)) {
+                    n(sep, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + "\"",
+                            "-s " + host(e.address()), "-j KUBE-MARK-MASQ");
+                    n(sep, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + "\"", match(svc),
+                            svc.affinitySeconds() > 0 ? "-m recent --name " + sep + " --set --rsource" : "",
+                            "-j DNAT --to-destination " + e.hostPort());
+                }
+            }
+        }
+    }
+}

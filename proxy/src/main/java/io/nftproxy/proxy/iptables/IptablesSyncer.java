@@ -1,0 +1,154 @@
+package io.nftproxy.proxy.iptables;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.nftproxy.netlink.nft.CommitStats;
+import io.nftproxy.netlink.sandbox.Netns;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.sync.Backend;
+import io.nftproxy.proxy.sync.SyncResult;
+
+/**
+ * Applies the reference ruleset with {@code iptables-restore --noflush}: only our chains are
+ * declared (so flushed and rewritten), chains of ours that went away are deleted, and the jumps
+ * from the built-in chains are ensured once. Every sync is full: this is the reference, not the
+ * fast path.
+ */
+public final class IptablesSyncer implements Backend {
+    private final IptablesRenderer renderer;
+    private final String netns;
+    private final Map<IpFamily, Set<String>[]> committed = new EnumMap<>(IpFamily.class);
+    private boolean jumpsEnsured;
+
+    /** @param netns the network namespace's name, or null for ours */
+    public IptablesSyncer(ProxyConfig config, String netns) {
+        this.renderer = new IptablesRenderer(config);
+        this.netns = netns;
+    }
+
+    private List<String> cmd(String... c) {
+        List<String> out = new ArrayList<>();
+        if (netns != null) {
+            out.addAll(List.of("ip", "netns", "exec", netns));
+        }
+        out.addAll(List.of(c));
+        return out;
+    }
+
+    private static String tool(IpFamily f, String base) {
+        return f == IpFamily.V4 ? base : base.replace("iptables", "ip6tables");
+    }
+
+    @Override
+    public boolean needsFull() {
+        return true;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public SyncResult sync(ProxyState state, Set<ServicePortName> changed) {
+        long t0 = System.nanoTime();
+        int chains = 0;
+        int rules = 0;
+        long bytes = 0;
+        for (IpFamily f : IpFamily.values()) {
+            IptablesRenderer.Output out = renderer.render(state, f);
+            StringBuilder restore = new StringBuilder(out.restore());
+            // Chains of ours that are gone: declare (which flushes) and delete them.
+            Set<String>[] before = committed.get(f);
+            if (before != null) {
+                String stale = staleBlock("nat", before[0], out.natChains()) + staleBlock("filter", before[1], out.filterChains());
+                restore.append(stale);
+            }
+            if (!jumpsEnsured) {
+                // Our chains must exist before the built-in chains can jump to them.
+                Netns.run(cmd(tool(f, "iptables-restore"), "-w", "--noflush"), out.restore());
+                ensureJumps(f);
+            }
+            Netns.run(cmd(tool(f, "iptables-restore"), "-w", "--noflush"), restore.toString());
+            committed.put(f, new Set[] {new HashSet<>(out.natChains()), new HashSet<>(out.filterChains())});
+            chains += out.natChains().size() + out.filterChains().size();
+            rules += (int) out.restore().lines().filter(l -> l.startsWith("-A ")).count();
+            bytes += restore.length();
+        }
+        jumpsEnsured = true;
+        long took = System.nanoTime() - t0;
+        return new SyncResult(true, new CommitStats(rules, 0, bytes, 0, took), chains, chains, rules, 0, List.of(), 0);
+    }
+
+    private static String staleBlock(String table, Set<String> before, Set<String> now) {
+        List<String> gone = new ArrayList<>();
+        for (String c : before) {
+            if (!now.contains(c)) {
+                gone.add(c);
+            }
+        }
+        if (gone.isEmpty()) {
+            return "";
+        }
+        StringBuilder sb = new StringBuilder("*" + table + "\n");
+        gone.forEach(c -> sb.append(':').append(c).append(" - [0:0]\n"));
+        gone.forEach(c -> sb.append("-X ").append(c).append('\n'));
+        return sb.append("COMMIT\n").toString();
+    }
+
+    private void ensureJumps(IpFamily f) {
+        for (List<String> j : IptablesRenderer.JUMPS) {
+            List<String> rule = j.subList(2, j.size());
+            List<String> check = new ArrayList<>(cmd(tool(f, "iptables"), "-w", "-t", j.get(0), "-C", j.get(1)));
+            check.addAll(rule);
+            try {
+                Netns.run(check, null);
+            } catch (IllegalStateException missing) {
+                List<String> add = new ArrayList<>(cmd(tool(f, "iptables"), "-w", "-t", j.get(0), "-A", j.get(1)));
+                add.addAll(rule);
+                Netns.run(add, null);
+            }
+        }
+    }
+
+    /** Removes the jumps and every chain of ours, in both families. */
+    public void cleanup() {
+        for (IpFamily f : IpFamily.values()) {
+            for (List<String> j : IptablesRenderer.JUMPS) {
+                List<String> del = new ArrayList<>(cmd(tool(f, "iptables"), "-w", "-t", j.get(0), "-D", j.get(1)));
+                del.addAll(j.subList(2, j.size()));
+                try {
+                    Netns.run(del, null);
+                } catch (IllegalStateException absent) {
+                    // not there
+                }
+            }
+            String saved = Netns.run(cmd(tool(f, "iptables-save")), null);
+            StringBuilder sb = new StringBuilder();
+            String table = null;
+            List<String> ours = new ArrayList<>();
+            for (String line : saved.split("\n")) {
+                if (line.startsWith("*")) {
+                    table = line.substring(1);
+                    ours.clear();
+                } else if (line.startsWith(":KUBE-")) {
+                    ours.add(line.substring(1, line.indexOf(' ')));
+                } else if (line.equals("COMMIT") && !ours.isEmpty()) {
+                    sb.append('*').append(table).append('\n');
+                    ours.forEach(c -> sb.append(':').append(c).append(" - [0:0]\n"));
+                    ours.forEach(c -> sb.append("-X ").append(c).append('\n'));
+                    sb.append("COMMIT\n");
+                }
+            }
+            if (sb.length() > 0) {
+                Netns.run(cmd(tool(f, "iptables-restore"), "-w", "--noflush"), sb.toString());
+            }
+        }
+        committed.clear();
+        jumpsEnsured = false;
+    }
+}

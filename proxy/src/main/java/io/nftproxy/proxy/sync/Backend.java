@@ -1,0 +1,15 @@
+package io.nftproxy.proxy.sync;
+
+import java.util.Set;
+
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePortName;
+
+/** What the sync loop drives: nf_tables over netlink, or the iptables reference backend. */
+public interface Backend {
+    /** Syncs the state; {@code changed} null asks for a full sync. */
+    SyncResult sync(ProxyState state, Set<ServicePortName> changed) throws Exception;
+
+    /** Whether the next sync must be full. */
+    boolean needsFull();
+}
