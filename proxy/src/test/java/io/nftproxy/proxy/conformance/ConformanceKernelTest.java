@@ -51,7 +51,7 @@ class ConformanceKernelTest {
         try (Stream<Path> s = Files.list(SCENARIOS)) {
             files = s.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
         }
-        assertTrue(files.size() >= 20, "scenarios found: " + files.size());
+        assertTrue(files.size() >= 40, "scenarios found: " + files.size());
         return files.stream().map(f -> DynamicTest.dynamicTest(f.getFileName().toString(), () -> run(Scenario.read(f))));
     }
 
@@ -71,6 +71,7 @@ class ConformanceKernelTest {
                 }
             }
             Netns clients = sc.clients().isEmpty() ? null : box.pod(sc.clients().toArray(new String[0]));
+            sc.nodeAddresses().forEach(box::nodeAddress);
             Map<String, List<Observed>> byBackend = new TreeMap<>();
             for (String mode : List.of("nftables", "iptables")) {
                 List<Observed> obs = new ArrayList<>();
