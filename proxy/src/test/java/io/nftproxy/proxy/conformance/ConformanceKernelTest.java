@@ -31,6 +31,7 @@ import io.nftproxy.testkit.Kernel;
 class ConformanceKernelTest {
     static final Path SCENARIOS = Path.of("..", "conformance", "scenarios");
     static final List<String> SUMMARY = Collections.synchronizedList(new ArrayList<>());
+    static final int[] TOTALS = new int[3];
     /** Chi-square critical values at significance 0.001, by degrees of freedom 1..9. */
     static final double[] CHI2_001 = {10.83, 13.82, 16.27, 18.47, 20.52, 22.46, 24.32, 26.12, 27.88};
 
@@ -126,6 +127,11 @@ class ConformanceKernelTest {
         int flows = (int) sc.steps().stream().filter(s -> !s.isUpdate()).count();
         SUMMARY.add(String.format("%-40s %5d %10d %11d  %s", sc.name(), flows, agreements, divergences,
                 failures.isEmpty() ? "ok" : "FAILED"));
+        synchronized (TOTALS) {
+            TOTALS[0] += flows;
+            TOTALS[1] += agreements;
+            TOTALS[2] += divergences;
+        }
         assertEquals(List.of(), failures, sc.name() + ": " + sc.description());
     }
 
@@ -224,5 +230,6 @@ class ConformanceKernelTest {
         System.out.println("Conformance: nftables (nftproxy) against iptables (kube-proxy's iptables mode)");
         System.out.printf("%-40s %5s %10s %11s  %s%n", "scenario", "flows", "agreements", "divergences", "");
         SUMMARY.stream().sorted().forEach(System.out::println);
+        System.out.printf("%-40s %5d %10d %11d%n", SUMMARY.size() + " scenarios", TOTALS[0], TOTALS[1], TOTALS[2]);
     }
 }
