@@ -107,34 +107,14 @@ final class BenchCommand implements Callable<Integer> {
             SyncResult full = syncer.sync(state, null);
             long fullNanos = System.nanoTime() - t0;
 
-            // One endpoint of one service changes; time from the model change to the kernel's ack.
-            long[] lat = new long[changes];
             TreeMap<ServicePortName, ServicePort> svcs = new TreeMap<>(state.services());
             Map<ServicePortName, List<Endpoint>> eps = new HashMap<>(state.endpoints());
-            for (int c = 0; c < changes; c++) {
-                ServicePortName id = new ServicePortName("bench", "svc-" + ((c * 7919) % n), "http", Protocol.TCP);
-                List<Endpoint> list = new ArrayList<>(eps.get(id));
-                list.set(c % list.size(), Endpoint.ready(ip(0x0b000000 + c), 8080, "node-x"));
-                eps.put(id, list);
-                ProxyState changed = new ProxyState(svcs, eps, state.node());
-                long s = System.nanoTime();
-                syncer.sync(changed, Set.of(id));
-                lat[c] = System.nanoTime() - s;
-            }
-            Arrays.sort(lat);
-            // An endpoint added: the service moves to another pick-k chain (a verdict changes).
-            long[] add = new long[changes];
-            for (int c = 0; c < changes; c++) {
-                ServicePortName id = new ServicePortName("bench", "svc-" + ((c * 104_729 + 13) % n), "http", Protocol.TCP);
-                List<Endpoint> list = new ArrayList<>(eps.get(id));
-                list.add(Endpoint.ready(ip(0x0c000000 + c), 8080, "node-y"));
-                eps.put(id, list);
-                ProxyState changed = new ProxyState(svcs, eps, state.node());
-                long s = System.nanoTime();
-                syncer.sync(changed, Set.of(id));
-                add[c] = System.nanoTime() - s;
-            }
-            Arrays.sort(add);
+            // One endpoint of one service replaced; then one endpoint added (the service moves to
+            // another pick-k chain: a verdict changes). Timed from the new model to the kernel's ack.
+            long[] lat = timeChanges(syncer, svcs, eps, state, c -> (c * 7919) % n,
+                    (list, c) -> list.set(c % list.size(), Endpoint.ready(ip(0x0b000000 + c), 8080, "node-x")));
+            long[] add = timeChanges(syncer, svcs, eps, state, c -> (c * 104_729 + 13) % n,
+                    (list, c) -> list.add(Endpoint.ready(ip(0x0c000000 + c), 8080, "node-y")));
             System.out.printf("%-9d %-9d %10.0f %10.0f %10.0f %10.0f %10d %9.2f %9.2f %9.2f %9.2f %9.2f%n", n, endpoints,
                     fullNanos / 1e6, full.renderNanos() / 1e6, full.commit().encodeNanos() / 1e6,
                     full.commit().kernelNanos() / 1e6, full.commit().messages(),
@@ -147,6 +127,25 @@ final class BenchCommand implements Callable<Integer> {
         } finally {
             exec("ip", "netns", "del", nsName);
         }
+    }
+
+    private long[] timeChanges(Syncer syncer, TreeMap<ServicePortName, ServicePort> svcs,
+                               Map<ServicePortName, List<Endpoint>> eps, ProxyState state,
+                               java.util.function.IntUnaryOperator pick,
+                               java.util.function.ObjIntConsumer<List<Endpoint>> mutate) throws Exception {
+        long[] lat = new long[changes];
+        for (int c = 0; c < changes; c++) {
+            ServicePortName id = new ServicePortName("bench", "svc-" + pick.applyAsInt(c), "http", Protocol.TCP);
+            List<Endpoint> list = new ArrayList<>(eps.get(id));
+            mutate.accept(list, c);
+            eps.put(id, list);
+            ProxyState changed = new ProxyState(svcs, eps, state.node());
+            long s = System.nanoTime();
+            syncer.sync(changed, Set.of(id));
+            lat[c] = System.nanoTime() - s;
+        }
+        Arrays.sort(lat);
+        return lat;
     }
 
     /**
