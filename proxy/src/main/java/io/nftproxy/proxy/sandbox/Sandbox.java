@@ -249,12 +249,18 @@ public class Sandbox implements AutoCloseable {
 
     /** One UDP request and its answer. */
     public Outcome udp(Netns from, String src, String dst, int port) throws Exception {
+        return udp(from, src, 0, dst, port);
+    }
+
+    /** One UDP request from a fixed source port (one conntrack flow across calls). */
+    public Outcome udp(Netns from, String src, int srcPort, String dst, int port) throws Exception {
         return from.ns().call(() -> {
             InetAddress d = InetAddress.getByName(dst);
             try (DatagramChannel c = DatagramChannel.open(dst.contains(":") ? java.net.StandardProtocolFamily.INET6
                     : java.net.StandardProtocolFamily.INET)) {
                 if (src != null) {
-                    c.bind(new InetSocketAddress(InetAddress.getByName(src), 0));
+                    c.setOption(java.net.StandardSocketOptions.SO_REUSEADDR, true);
+                    c.bind(new InetSocketAddress(InetAddress.getByName(src), srcPort));
                 }
                 c.connect(new InetSocketAddress(d, port));
                 c.socket().setSoTimeout(1500);

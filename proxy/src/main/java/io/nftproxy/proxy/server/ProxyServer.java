@@ -68,8 +68,15 @@ public final class ProxyServer implements AutoCloseable {
                 hc.update(snap.state());
             }
         };
+        io.nftproxy.netlink.ct.ConntrackClient conntrack;
+        try {
+            conntrack = io.nftproxy.netlink.ct.ConntrackClient.open(netns);
+        } catch (io.nftproxy.netlink.nft.NftException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+        parts.add(conntrack);
         loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.syncPeriod(),
-                SyncListener.all(List.of(extra, metrics, probes)));
+                SyncListener.all(List.of(extra, metrics, probes, new io.nftproxy.proxy.sync.StaleUdpFlows(conntrack))));
         parts.add(hc);
         try {
             if (metricsAt != null) {
