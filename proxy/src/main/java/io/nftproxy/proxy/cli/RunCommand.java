@@ -121,6 +121,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     @Override
+    @SuppressWarnings("try") // the source runs while the try block does; its body need not name it
     public Integer call() throws Exception {
         if (!"nftables".equals(mode) && !"iptables".equals(mode)) {
             System.err.println("nftproxy: unknown --mode '" + mode + "' (expected nftables or iptables)");

@@ -25,7 +25,11 @@ import io.nftproxy.proxy.sync.SyncResult;
 public final class IptablesSyncer implements Backend {
     private final IptablesRenderer renderer;
     private final String netns;
-    private final Map<IpFamily, Set<String>[]> committed = new EnumMap<>(IpFamily.class);
+    /** Our chains in the nat and filter tables after the last sync. */
+    private record Chains(Set<String> nat, Set<String> filter) {
+    }
+
+    private final Map<IpFamily, Chains> committed = new EnumMap<>(IpFamily.class);
     private boolean jumpsEnsured;
 
     /** @param netns the network namespace's name, or null for ours */
@@ -53,7 +57,6 @@ public final class IptablesSyncer implements Backend {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public SyncResult sync(ProxyState state, Set<ServicePortName> changed) {
         long t0 = System.nanoTime();
         int chains = 0;
@@ -63,9 +66,10 @@ public final class IptablesSyncer implements Backend {
             IptablesRenderer.Output out = renderer.render(state, f);
             StringBuilder restore = new StringBuilder(out.restore());
             // Chains of ours that are gone: declare (which flushes) and delete them.
-            Set<String>[] before = committed.get(f);
+            Chains before = committed.get(f);
             if (before != null) {
-                String stale = staleBlock("nat", before[0], out.natChains()) + staleBlock("filter", before[1], out.filterChains());
+                String stale = staleBlock("nat", before.nat(), out.natChains()) + staleBlock("filter", before.filter(),
+                        out.filterChains());
                 restore.append(stale);
             }
             if (!jumpsEnsured) {
@@ -74,7 +78,7 @@ public final class IptablesSyncer implements Backend {
                 ensureJumps(f);
             }
             Netns.run(cmd(tool(f, "iptables-restore"), "-w", "--noflush"), restore.toString());
-            committed.put(f, new Set[] {new HashSet<>(out.natChains()), new HashSet<>(out.filterChains())});
+            committed.put(f, new Chains(new HashSet<>(out.natChains()), new HashSet<>(out.filterChains())));
             chains += out.natChains().size() + out.filterChains().size();
             rules += (int) out.restore().lines().filter(l -> l.startsWith("-A ")).count();
             bytes += restore.length();

@@ -27,6 +27,9 @@ import io.nftproxy.proxy.topology.EndpointSelector;
  * kube-proxy's metrics under kube-proxy's names, types, labels and buckets, so dashboards and
  * alerts written for kube-proxy keep working, plus nftproxy's own (nftproxy_*).
  */
+// The simpleclient flavour of Micrometer's Prometheus registry is deprecated in favour of the 1.x
+// client; the project pins simpleclient 0.16 (its HTTP server and hotspot exports) on purpose.
+@SuppressWarnings("deprecation")
 public final class ProxyMetrics implements SyncListener {
     /** kube-proxy's sync buckets: 1 ms doubling 15 times (to 16.4 s). */
     static final Duration[] SYNC_BUCKETS = exponential(0.001, 2, 15);

@@ -21,7 +21,6 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesResource;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
-import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import picocli.CommandLine;
 
@@ -95,7 +94,7 @@ class DeployManifestsTest {
         ClusterRole role = (ClusterRole) objects().stream().filter(o -> o instanceof ClusterRole).findFirst().orElseThrow();
         Map<String, List<String>> verbs = role.getRules().stream().flatMap(r -> r.getResources().stream()
                 .map(res -> Map.entry(res, r))).collect(Collectors.toMap(Map.Entry::getKey,
-                        e -> ((PolicyRule) e.getValue()).getVerbs(), (a, b) -> a));
+                        e -> e.getValue().getVerbs(), (a, b) -> a));
         for (String res : List.of("services", "nodes", "endpointslices")) {
             assertTrue(verbs.get(res).containsAll(List.of("list", "watch")), res);
         }
