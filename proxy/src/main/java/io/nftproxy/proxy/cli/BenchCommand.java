@@ -49,6 +49,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--changes", defaultValue = "200", description = "Single-endpoint changes timed per size (default: ${DEFAULT-VALUE}).")
     int changes;
 
+    @Option(names = "--run-once", description = "Also time 'run --manifests DIR --once' (parsing the YAML of the same"
+            + " services, then one full sync), in another fresh namespace.")
+    boolean runOnce;
+
     @Option(names = "--compare-kube-proxy-layout", description = "Also time nft -f of kube-proxy's nftables-mode layout"
             + " (per-service numgen vmap, per-endpoint chains) for the same services, in another fresh namespace.")
     boolean compareKubeProxy;
@@ -124,6 +128,9 @@ final class BenchCommand implements Callable<Integer> {
             if (compareKubeProxy) {
                 compare(state, nsName, fullNanos);
             }
+            if (runOnce) {
+                timeRunOnce(state, nsName);
+            }
         } finally {
             exec("ip", "netns", "del", nsName);
         }
@@ -146,6 +153,45 @@ final class BenchCommand implements Callable<Integer> {
         }
         Arrays.sort(lat);
         return lat;
+    }
+
+    /** The same services as manifests, through the command line's run --once (parse, convert, sync). */
+    private void timeRunOnce(ProxyState state, String ours) throws Exception {
+        Path dir = Files.createTempDirectory("nftproxy-bench-manifests");
+        String other = ours + "-once";
+        try {
+            StringBuilder sb = new StringBuilder();
+            for (ServicePort svc : state.services().values()) {
+                String ip = svc.clusterIPs().get(0).getHostAddress();
+                String name = svc.id().name();
+                sb.append("apiVersion: v1\nkind: Service\nmetadata: {name: ").append(name).append(", namespace: bench}\n")
+                        .append("spec: {clusterIP: ").append(ip).append(", ports: [{name: http, port: 80")
+                        .append(svc.nodePort() != 0 ? ", nodePort: " + svc.nodePort() : "").append("}]")
+                        .append(svc.nodePort() != 0 ? ", type: NodePort" : "").append("}\n---\n");
+                sb.append("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: ").append(name)
+                        .append("-x, namespace: bench, labels: {kubernetes.io/service-name: ").append(name)
+                        .append("}}\naddressType: IPv4\nports: [{name: http, port: 8080, protocol: TCP}]\nendpoints:\n");
+                for (Endpoint e : state.endpointsOf(svc.id())) {
+                    sb.append("- {addresses: [\"").append(e.address().getHostAddress()).append("\"], nodeName: ")
+                            .append(e.nodeName()).append("}\n");
+                }
+                sb.append("---\n");
+            }
+            Files.writeString(dir.resolve("services.yaml"), sb);
+            exec("ip", "netns", "add", other);
+            long t0 = System.nanoTime();
+            int code = Main.execute("run", "--manifests", dir.toString(), "--netns", other, "--once",
+                    "--hostname-override", "node-a", "--cluster-cidr", "10.128.0.0/9", "--service-cidr", "10.96.0.0/12",
+                    "--node-ip", "192.168.50.2");
+            long took = System.nanoTime() - t0;
+            System.out.printf("          run --manifests (%.1f MB of YAML) --once: %.0f ms, exit %d%n",
+                    sb.length() / 1e6, took / 1e6, code);
+        } finally {
+            exec("ip", "netns", "del", other);
+            try (var s = Files.walk(dir)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
     }
 
     /**
