@@ -24,6 +24,7 @@ public final class DriftWatcher implements AutoCloseable {
     private final Runnable repair;
     private final Thread thread;
     private volatile boolean closed;
+    private long lastWarnNanos = Long.MIN_VALUE / 2;
 
     public DriftWatcher(NetNamespace ns, String table, int ourPortId, Runnable repair) throws NftException {
         this.monitor = NftMonitor.open(ns);
@@ -43,7 +44,12 @@ public final class DriftWatcher implements AutoCloseable {
                     continue;
                 }
                 if (e.portId() != ourPortId) {
-                    LOG.warn("our table was changed by someone else ({}); re-asserting our rules", e);
+                    // One change by someone else is often many events: say it once a second.
+                    long now = System.nanoTime();
+                    if (now - lastWarnNanos > 1_000_000_000L) {
+                        LOG.warn("our table was changed by someone else ({}); re-asserting our rules", e);
+                        lastWarnNanos = now;
+                    }
                     repair.run();
                 }
             } catch (NftException ex) {
