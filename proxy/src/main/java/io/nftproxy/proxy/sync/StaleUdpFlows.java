@@ -23,8 +23,9 @@ import io.nftproxy.proxy.topology.EndpointSelector;
 
 /**
  * UDP has no connection to end: conntrack keeps DNATing a client's flow to the endpoint it first
- * reached, even after that endpoint left the service. After each sync, the flows of UDP services
- * to endpoints they no longer use are deleted from the conntrack table, as kube-proxy does.
+ * reached, even after that endpoint left the service; and a flow that began while the service had
+ * no endpoint keeps going nowhere, un-NATed, as long as the client keeps retrying. After each sync
+ * both kinds of stale UDP flows are deleted from the conntrack table, as kube-proxy does.
  */
 public final class StaleUdpFlows implements SyncListener {
     private static final Logger LOG = LoggerFactory.getLogger(StaleUdpFlows.class);
@@ -57,29 +58,38 @@ public final class StaleUdpFlows implements SyncListener {
                 Set<InetAddress> removed = new HashSet<>(before);
                 removed.removeAll(now);
                 if (!removed.isEmpty()) {
-                    deletions.add(() -> forget(svc, removed));
+                    deletions.add(() -> forget(svc, removed::contains));
                 }
+            }
+            if ((before == null || before.isEmpty()) && !now.isEmpty()) {
+                // Flows that reached the service when nothing could take them were never NATed:
+                // their replies would come from the service address itself.
+                deletions.add(() -> forget(svc, null));
             }
         }
         inUse.keySet().removeAll(gone);
         deletions.forEach(Runnable::run);
     }
 
-    private void forget(ServicePort svc, Set<InetAddress> endpoints) {
+    /**
+     * Deletes the service's UDP flows whose replies come from a departed endpoint, or, with
+     * {@code departed} null, those that were never NATed (replies from the address they were sent to).
+     */
+    private void forget(ServicePort svc, java.util.function.Predicate<InetAddress> departed) {
         Set<InetAddress> fronts = new HashSet<>(svc.clusterIPs());
         fronts.addAll(svc.externalIPs());
         fronts.addAll(svc.loadBalancerIPs());
         for (IpFamily f : IpFamily.values()) {
-            if (endpoints.stream().noneMatch(f::contains)) {
+            if (!svc.inFamily(f)) {
                 continue;
             }
             try {
                 int n = conntrack.deleteWhere(f == IpFamily.V4 ? 4 : 6, e -> e.protocol() == Protocol.UDP.number()
-                        && endpoints.contains(e.replySrc())
+                        && (departed == null ? e.replySrc().equals(e.origDst()) : departed.test(e.replySrc()))
                         && ((fronts.contains(e.origDst()) && e.origDport() == svc.port())
                         || (svc.nodePort() != 0 && e.origDport() == svc.nodePort())));
                 if (n > 0) {
-                    LOG.info("forgot {} UDP flows of {} to endpoints that left it", n, svc.id());
+                    LOG.info("forgot {} stale UDP flows of {}", n, svc.id());
                 }
             } catch (NftException e) {
                 LOG.warn("could not clear UDP conntrack entries of {}: {}", svc.id(), e.getMessage());

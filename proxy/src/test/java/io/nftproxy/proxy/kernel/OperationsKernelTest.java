@@ -155,8 +155,36 @@ class OperationsKernelTest {
                 Topology.eventually(Duration.ofSeconds(20), () -> (kept + ":5353").equals(
                         topo.udp(client, "10.244.2.100", 40000, "10.96.0.10", 53).answeredBy()),
                         "the same flow now reaches the remaining endpoint");
-                assertFalse(topo.node.exec("conntrack", "-L", "-p", "udp").contains("src=" + first.split(":")[0]),
-                        "conntrack -L has no flow from the departed endpoint");
+                String table = topo.node.exec("conntrack", "-L", "-p", "udp");
+                assertFalse(table.contains("src=" + first.split(":")[0] + " "), "conntrack -L has no flow from the departed endpoint: "
+                        + table);
+            }
+        }
+    }
+
+    @Test
+    void aUdpFlowThatBeganBeforeTheServiceHadEndpointsIsNatedOnceItHasThem(@TempDir Path dir) throws Exception {
+        try (Topology topo = new Topology()) {
+            topo.serve("10.244.1.2", 5353);
+            Netns client = topo.pod("10.244.2.100");
+            String dns = "[{name: dns, port: 5353, protocol: UDP}]";
+            new Manifests().service("dns", "10.96.0.10", "[{name: dns, port: 53, protocol: UDP}]").write(dir, "dns.yaml");
+            ProxyConfig cfg = new ProxyConfig("node-a", List.of(io.nftproxy.netlink.nft.Inet.parse(Topology.NODE_IP)),
+                    List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(), false, 14, Duration.ofMillis(50),
+                    Duration.ofSeconds(30), "nftproxy");
+            ObjectStore store = new ObjectStore("node-a");
+            try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
+                 ProxyServer server = new ProxyServer(cfg, store, nft, topo.node.ns(), null, null, new SyncListener() { })) {
+                src.start(true);
+                server.start();
+                Topology.eventually(Duration.ofSeconds(20), () -> topo.udp(client, "10.244.2.100", 40001, "10.96.0.10", 53)
+                        .result() == Topology.Outcome.Result.REFUSED, "no endpoints yet: rejected");
+                // The client retries on the same flow; conntrack remembers it un-NATed.
+                new Manifests().service("dns", "10.96.0.10", "[{name: dns, port: 53, protocol: UDP}]")
+                        .slice("dns", "a", "IPv4", dns, "10.244.1.2@node-b").write(dir, "dns.yaml");
+                Topology.eventually(Duration.ofSeconds(20), () -> "10.244.1.2:5353".equals(
+                        topo.udp(client, "10.244.2.100", 40001, "10.96.0.10", 53).answeredBy()),
+                        "the same flow reaches the endpoint once the service has one");
             }
         }
     }
