@@ -42,6 +42,12 @@ class OperationsKernelTest {
                 HttpResponse.BodyHandlers.ofString());
     }
 
+    static ProxyConfig config() {
+        return new ProxyConfig("node-a", List.of(io.nftproxy.netlink.nft.Inet.parse(Topology.NODE_IP)),
+                List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(), false, 14, Duration.ofMillis(50),
+                Duration.ofSeconds(30), "nftproxy");
+    }
+
     /** Parses the Prometheus text format: series (name plus labels) to value. */
     static Map<String, Double> scrape(int port) throws Exception {
         HttpResponse<String> r = get("http://127.0.0.1:" + port + "/metrics");
@@ -73,9 +79,7 @@ class OperationsKernelTest {
                             "externalTrafficPolicy: Local", "healthCheckNodePort: 32002")
                     .slice("remote", "a", "IPv4", http, "10.244.1.3@node-b")
                     .write(dir, "services.yaml");
-            ProxyConfig cfg = new ProxyConfig("node-a", List.of(io.nftproxy.netlink.nft.Inet.parse(Topology.NODE_IP)),
-                    List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(), false, 14, Duration.ofMillis(50),
-                    Duration.ofSeconds(30), "nftproxy");
+            ProxyConfig cfg = config();
             ObjectStore store = new ObjectStore("node-a");
             try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
                  ProxyServer server = new ProxyServer(cfg, store, nft, topo.node.ns(), new InetSocketAddress("127.0.0.1", 0),
@@ -133,12 +137,9 @@ class OperationsKernelTest {
             String dns = "[{name: dns, port: 5353, protocol: UDP}]";
             new Manifests().service("dns", "10.96.0.10", "[{name: dns, port: 53, protocol: UDP}]")
                     .slice("dns", "a", "IPv4", dns, "10.244.1.2@node-b", "10.244.1.3@node-b").write(dir, "dns.yaml");
-            ProxyConfig cfg = new ProxyConfig("node-a", List.of(io.nftproxy.netlink.nft.Inet.parse(Topology.NODE_IP)),
-                    List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(), false, 14, Duration.ofMillis(50),
-                    Duration.ofSeconds(30), "nftproxy");
             ObjectStore store = new ObjectStore("node-a");
             try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
-                 ProxyServer server = new ProxyServer(cfg, store, nft, topo.node.ns(), null, null, new SyncListener() { })) {
+                 ProxyServer server = new ProxyServer(config(), store, nft, topo.node.ns(), null, null, new SyncListener() { })) {
                 src.start(true);
                 server.start();
                 Topology.eventually(Duration.ofSeconds(20), () -> topo.udp(client, "10.244.2.100", 40000, "10.96.0.10", 53)
@@ -169,12 +170,9 @@ class OperationsKernelTest {
             Netns client = topo.pod("10.244.2.100");
             String dns = "[{name: dns, port: 5353, protocol: UDP}]";
             new Manifests().service("dns", "10.96.0.10", "[{name: dns, port: 53, protocol: UDP}]").write(dir, "dns.yaml");
-            ProxyConfig cfg = new ProxyConfig("node-a", List.of(io.nftproxy.netlink.nft.Inet.parse(Topology.NODE_IP)),
-                    List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(), false, 14, Duration.ofMillis(50),
-                    Duration.ofSeconds(30), "nftproxy");
             ObjectStore store = new ObjectStore("node-a");
             try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
-                 ProxyServer server = new ProxyServer(cfg, store, nft, topo.node.ns(), null, null, new SyncListener() { })) {
+                 ProxyServer server = new ProxyServer(config(), store, nft, topo.node.ns(), null, null, new SyncListener() { })) {
                 src.start(true);
                 server.start();
                 Topology.eventually(Duration.ofSeconds(20), () -> topo.udp(client, "10.244.2.100", 40001, "10.96.0.10", 53)
