@@ -15,6 +15,7 @@ import io.nftproxy.ffi.NativeException;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.ffi.NetlinkSocket;
 import io.nftproxy.netlink.msg.Attrs;
+import io.nftproxy.netlink.msg.DumpReader;
 import io.nftproxy.netlink.msg.MessageWriter;
 import io.nftproxy.netlink.msg.Netlink;
 import io.nftproxy.netlink.msg.NlError;
@@ -82,30 +83,19 @@ public final class ConntrackClient implements AutoCloseable {
             writer.nfgenmsg(ipVersion == 4 ? AF_INET : AF_INET6, 0);
             writer.endMessage();
             socket.send(writer.finish());
-            while (true) {
-                if (!socket.receive(rx, true)) {
-                    throw new NftException("listing conntrack: no reply", Errno.EAGAIN, null);
+            DumpReader.End end = DumpReader.read(socket, rx, seq, m -> {
+                ConntrackEntry entry = decode(m.nfAttrs());
+                if (entry != null) {
+                    out.add(entry);
                 }
-                for (NlMessage m : NlMessage.split(rx)) {
-                    if (m.seq() != seq) {
-                        continue;
-                    }
-                    if (m.isDone()) {
-                        return out;
-                    }
-                    if (m.isError()) {
-                        NlError e = m.error();
-                        if (e.isAck()) {
-                            return out;
-                        }
-                        throw new NftException("listing conntrack", e.errno(), e.extAckMessage());
-                    }
-                    ConntrackEntry entry = decode(m.nfAttrs());
-                    if (entry != null) {
-                        out.add(entry);
-                    }
-                }
+            });
+            if (end.timedOut()) {
+                throw new NftException("listing conntrack: no reply", Errno.EAGAIN, null);
             }
+            if (end.error() != null) {
+                throw new NftException("listing conntrack", end.error().errno(), end.error().extAckMessage());
+            }
+            return out;
         } catch (NativeException e) {
             throw new NftException("listing conntrack", e);
         }

@@ -15,6 +15,7 @@ import io.nftproxy.ffi.Errno;
 import io.nftproxy.ffi.NativeException;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.ffi.NetlinkSocket;
+import io.nftproxy.netlink.msg.DumpReader;
 import io.nftproxy.netlink.msg.MessageWriter;
 import io.nftproxy.netlink.msg.Netlink;
 import io.nftproxy.netlink.msg.NlError;
@@ -265,41 +266,22 @@ public final class NftClient implements AutoCloseable {
                 NftCodec.encodeDump(writer, getMsg, family, table, name, seq);
                 socket.send(writer.finish());
                 List<T> out = new ArrayList<>();
-                boolean interrupted = false;
-                boolean done = false;
-                while (!done) {
-                    if (!socket.receive(rx, true)) {
-                        throw new NftException(what + ": no reply", Errno.EAGAIN, null);
-                    }
-                    for (NlMessage m : NlMessage.split(rx)) {
-                        if (m.seq() != seq) {
-                            continue;
-                        }
-                        if ((m.flags() & Netlink.NLM_F_DUMP_INTR) != 0) {
-                            interrupted = true;
-                        }
-                        if (m.isDone()) {
-                            done = true;
-                            break;
-                        }
-                        if (m.isError()) {
-                            NlError e = m.error();
-                            if (e.isAck()) {
-                                done = true;
-                                break;
-                            }
-                            throw new NftException(what, e.errno(), e.extAckMessage());
-                        }
-                        if (m.nfMsgType() == replyMsg) {
-                            T v = decode.apply(m);
-                            if (family == null || family.code() == m.nfFamily()) {
-                                out.add(v);
-                            }
+                DumpReader.End end = DumpReader.read(socket, rx, seq, m -> {
+                    if (m.nfMsgType() == replyMsg) {
+                        T v = decode.apply(m);
+                        if (family == null || family.code() == m.nfFamily()) {
+                            out.add(v);
                         }
                     }
+                });
+                if (end.timedOut()) {
+                    throw new NftException(what + ": no reply", Errno.EAGAIN, null);
+                }
+                if (end.error() != null) {
+                    throw new NftException(what, end.error().errno(), end.error().extAckMessage());
                 }
                 // A dump interrupted by a concurrent commit may be inconsistent: read it again.
-                if (!interrupted || attempt >= DUMP_RETRIES) {
+                if (!end.interrupted() || attempt >= DUMP_RETRIES) {
                     return out;
                 }
             }
