@@ -193,7 +193,7 @@ final class RunCommand implements Callable<Integer> {
             return m;
         }
         KubernetesSource k = new KubernetesSource(kubeconfig, store);
-        k.start(once);
+        k.start();
         return k;
     }
 }

@@ -1,6 +1,9 @@
 package io.nftproxy.proxy.source;
 
 import java.net.InetAddress;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -9,15 +12,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 
-import io.fabric8.kubernetes.api.model.LoadBalancerIngress;
-import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.NodeAddress;
-import io.fabric8.kubernetes.api.model.Service;
-import io.fabric8.kubernetes.api.model.ServiceSpec;
-import io.fabric8.kubernetes.api.model.discovery.v1.EndpointConditions;
-import io.fabric8.kubernetes.api.model.discovery.v1.EndpointPort;
-import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
-import io.fabric8.kubernetes.api.model.discovery.v1.ForZone;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
@@ -25,42 +19,107 @@ import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.source.KubeObject.NodeRecord;
+import io.nftproxy.proxy.source.KubeObject.ServiceRecord;
+import io.nftproxy.proxy.source.KubeObject.SliceRecord;
 
 /**
- * Pure conversions from Kubernetes API objects to the proxy model. A Service that cannot be
- * programmed fails whole, with the reason; a bad endpoint of a slice is skipped and reported, the
- * rest of the slice kept.
+ * Pure conversions from Kubernetes objects, as trees of maps, lists and scalars (from YAML, JSON
+ * or an informer's object), to the proxy's compact model. One converter for every source, so the
+ * same object gives the same model wherever it came from. A Service that cannot be programmed
+ * becomes a record with the reason; a bad endpoint or port of a slice is skipped with the reason,
+ * the rest of the slice kept.
  */
 public final class KubeModel {
     public static final String SERVICE_NAME_LABEL = "kubernetes.io/service-name";
     public static final String ZONE_LABEL = "topology.kubernetes.io/zone";
+    public static final String TRIGGER_TIME_ANNOTATION = "endpoints.kubernetes.io/last-change-trigger-time";
     private static final int DEFAULT_AFFINITY_SECONDS = 10_800;
 
     private KubeModel() {
     }
 
-    public static String describe(String kind, io.fabric8.kubernetes.api.model.HasMetadata o) {
-        String ns = o.getMetadata() == null ? null : o.getMetadata().getNamespace();
-        String name = o.getMetadata() == null ? null : o.getMetadata().getName();
-        return kind + " " + (ns == null || ns.isEmpty() ? "" : ns + "/") + name;
+    /**
+     * The objects in one parsed document: a Service, EndpointSlice or Node, or the items of a
+     * List kind; other kinds give nothing. An object that cannot even be identified (no kind or
+     * name) is reported to {@code errors} and skipped.
+     */
+    public static List<KubeObject> objects(Object doc, Consumer<String> errors) {
+        List<KubeObject> out = new ArrayList<>();
+        collect(doc, null, out, errors);
+        return out;
+    }
+
+    private static void collect(Object doc, String defaultKind, List<KubeObject> out, Consumer<String> errors) {
+        if (!(doc instanceof Map<?, ?> m)) {
+            errors.accept("a document that is not a mapping (skipped)");
+            return;
+        }
+        String kind = text(m.get("kind"));
+        if (kind == null) {
+            kind = defaultKind;
+        }
+        if (kind == null) {
+            errors.accept("an object without kind (skipped)");
+            return;
+        }
+        if (kind.endsWith("List") && m.get("items") instanceof List<?> items) {
+            String itemKind = kind.equals("List") ? null : kind.substring(0, kind.length() - 4);
+            for (Object item : items) {
+                collect(item, itemKind, out, errors);
+            }
+            return;
+        }
+        ObjectKey.Kind k = switch (kind) {
+            case "Service" -> ObjectKey.Kind.SERVICE;
+            case "EndpointSlice" -> ObjectKey.Kind.ENDPOINT_SLICE;
+            case "Node" -> ObjectKey.Kind.NODE;
+            default -> null;
+        };
+        if (k == null) {
+            return; // not ours: ConfigMaps, Deployments, ...
+        }
+        Map<?, ?> meta = m.get("metadata") instanceof Map<?, ?> mm ? mm : Map.of();
+        String name = text(meta.get("name"));
+        if (name == null || name.isEmpty()) {
+            errors.accept("a " + kind + " without metadata.name (skipped)");
+            return;
+        }
+        ObjectKey key = new ObjectKey(k, k == ObjectKey.Kind.NODE ? "" : ObjectKey.namespace(text(meta.get("namespace"))).intern(), name);
+        out.add(switch (k) {
+            case SERVICE -> service(key, m);
+            case ENDPOINT_SLICE -> slice(key, m);
+            case NODE -> new NodeRecord(key, node(name, m));
+        });
+    }
+
+    // ---- Service ----
+
+    /** A Service's record: its ports, or why it cannot be programmed. */
+    public static ServiceRecord service(ObjectKey key, Map<?, ?> svc) {
+        try {
+            return new ServiceRecord(key, servicePorts(key, svc), null);
+        } catch (InvalidObjectException e) {
+            return new ServiceRecord(key, List.of(), e.getMessage());
+        }
     }
 
     /** The ports to program for a Service; empty for headless and ExternalName services. */
-    public static List<ServicePort> servicePorts(Service svc) throws InvalidObjectException {
-        String what = describe("Service", svc);
-        if (svc.getMetadata() == null || svc.getMetadata().getName() == null) {
-            throw new InvalidObjectException(what, "has no name");
-        }
-        String ns = svc.getMetadata().getNamespace() == null ? "default" : svc.getMetadata().getNamespace();
-        ServiceSpec spec = svc.getSpec();
+    static List<ServicePort> servicePorts(ObjectKey key, Map<?, ?> svc) throws InvalidObjectException {
+        String what = key.toString();
+        Map<?, ?> spec = map(svc.get("spec"), what, "spec");
         if (spec == null) {
             throw new InvalidObjectException(what, "has no spec");
         }
-        if ("ExternalName".equals(spec.getType())) {
+        String type = text(spec.get("type"), what, "spec.type");
+        if ("ExternalName".equals(type)) {
             return List.of();
         }
-        List<String> ipStrings = spec.getClusterIPs() != null && !spec.getClusterIPs().isEmpty()
-                ? spec.getClusterIPs() : spec.getClusterIP() == null ? List.of() : List.of(spec.getClusterIP());
+        List<String> ipStrings = strings(spec.get("clusterIPs"), what, "spec.clusterIPs");
+        if (ipStrings.isEmpty()) {
+            String one = text(spec.get("clusterIP"), what, "spec.clusterIP");
+            ipStrings = one == null || one.isEmpty() ? List.of() : List.of(one);
+        }
         if (ipStrings.isEmpty() || ipStrings.contains("None")) {
             return List.of();
         }
@@ -69,24 +128,27 @@ public final class KubeModel {
             clusterIPs.add(ip(what, "cluster IP", s));
         }
         List<InetAddress> externalIPs = new ArrayList<>();
-        for (String s : spec.getExternalIPs() == null ? List.<String>of() : spec.getExternalIPs()) {
+        for (String s : strings(spec.get("externalIPs"), what, "spec.externalIPs")) {
             externalIPs.add(ip(what, "external IP", s));
         }
-        boolean lb = "LoadBalancer".equals(spec.getType());
-        boolean nodePorts = lb || "NodePort".equals(spec.getType());
+        boolean lb = "LoadBalancer".equals(type);
+        boolean nodePorts = lb || "NodePort".equals(type);
         List<InetAddress> lbIPs = new ArrayList<>();
-        if (lb && svc.getStatus() != null && svc.getStatus().getLoadBalancer() != null
-                && svc.getStatus().getLoadBalancer().getIngress() != null) {
-            for (LoadBalancerIngress in : svc.getStatus().getLoadBalancer().getIngress()) {
+        if (lb) {
+            Map<?, ?> status = map(svc.get("status"), what, "status");
+            Map<?, ?> lbStatus = status == null ? null : map(status.get("loadBalancer"), what, "status.loadBalancer");
+            for (Object o : lbStatus == null ? List.of() : list(lbStatus.get("ingress"), what, "status.loadBalancer.ingress")) {
+                Map<?, ?> in = map(o, what, "status.loadBalancer.ingress[]");
+                String ip = in == null ? null : text(in.get("ip"), what, "status.loadBalancer.ingress[].ip");
                 // ipMode Proxy: the load balancer proxies itself; kube-proxy does not claim the IP.
-                if (in.getIp() != null && !in.getIp().isEmpty() && !"Proxy".equals(in.getIpMode())) {
-                    lbIPs.add(ip(what, "load-balancer ingress IP", in.getIp()));
+                if (ip != null && !ip.isEmpty() && !"Proxy".equals(text(in.get("ipMode"), what, "ipMode"))) {
+                    lbIPs.add(ip(what, "load-balancer ingress IP", ip));
                 }
             }
         }
         List<Cidr> ranges = new ArrayList<>();
-        if (lb && spec.getLoadBalancerSourceRanges() != null) {
-            for (String r : spec.getLoadBalancerSourceRanges()) {
+        if (lb) {
+            for (String r : strings(spec.get("loadBalancerSourceRanges"), what, "spec.loadBalancerSourceRanges")) {
                 try {
                     ranges.add(Cidr.parse(r));
                 } catch (IllegalArgumentException e) {
@@ -94,46 +156,59 @@ public final class KubeModel {
                 }
             }
         }
-        boolean eLocal = "Local".equals(spec.getExternalTrafficPolicy());
-        boolean iLocal = "Local".equals(spec.getInternalTrafficPolicy());
+        boolean eLocal = "Local".equals(text(spec.get("externalTrafficPolicy"), what, "spec.externalTrafficPolicy"));
+        boolean iLocal = "Local".equals(text(spec.get("internalTrafficPolicy"), what, "spec.internalTrafficPolicy"));
         int affinity = 0;
-        if ("ClientIP".equals(spec.getSessionAffinity())) {
+        if ("ClientIP".equals(text(spec.get("sessionAffinity"), what, "spec.sessionAffinity"))) {
             affinity = DEFAULT_AFFINITY_SECONDS;
-            if (spec.getSessionAffinityConfig() != null && spec.getSessionAffinityConfig().getClientIP() != null
-                    && spec.getSessionAffinityConfig().getClientIP().getTimeoutSeconds() != null) {
-                affinity = spec.getSessionAffinityConfig().getClientIP().getTimeoutSeconds();
+            Map<?, ?> cfg = map(spec.get("sessionAffinityConfig"), what, "spec.sessionAffinityConfig");
+            Map<?, ?> clientIP = cfg == null ? null : map(cfg.get("clientIP"), what, "spec.sessionAffinityConfig.clientIP");
+            Integer timeout = clientIP == null ? null : integer(clientIP.get("timeoutSeconds"), what,
+                    "sessionAffinityConfig timeoutSeconds");
+            if (timeout != null) {
+                affinity = timeout;
                 if (affinity <= 0 || affinity > 86_400) {
                     throw new InvalidObjectException(what, "sessionAffinityConfig timeoutSeconds " + affinity
                             + " is not in [1, 86400]");
                 }
             }
         }
-        int hc = spec.getHealthCheckNodePort() == null ? 0 : spec.getHealthCheckNodePort();
-        if (spec.getPorts() == null || spec.getPorts().isEmpty()) {
+        Integer hcPort = integer(spec.get("healthCheckNodePort"), what, "healthCheckNodePort");
+        int hc = hcPort == null ? 0 : hcPort;
+        List<?> ports = list(spec.get("ports"), what, "spec.ports");
+        if (ports.isEmpty()) {
             throw new InvalidObjectException(what, "has no ports");
         }
         List<ServicePort> out = new ArrayList<>();
         Set<String> seen = new HashSet<>();
-        for (io.fabric8.kubernetes.api.model.ServicePort p : spec.getPorts()) {
-            String portName = p.getName() == null ? "" : p.getName();
+        for (Object po : ports) {
+            Map<?, ?> p = map(po, what, "spec.ports[]");
+            if (p == null) {
+                throw new InvalidObjectException(what, "has an empty port entry");
+            }
+            String portName = text(p.get("name"), what, "port name");
+            portName = portName == null ? "" : portName;
+            String where = "port '" + portName + "': ";
             Protocol proto;
             try {
-                proto = Protocol.parse(p.getProtocol());
+                proto = Protocol.parse(text(p.get("protocol"), what, where + "protocol"));
             } catch (IllegalArgumentException e) {
-                throw new InvalidObjectException(what, "port '" + portName + "': " + e.getMessage());
+                throw new InvalidObjectException(what, where + e.getMessage());
             }
-            int port = p.getPort() == null ? 0 : p.getPort();
+            Integer portNumber = integer(p.get("port"), what, where + "port");
+            int port = portNumber == null ? 0 : portNumber;
             if (port < 1 || port > 65_535) {
-                throw new InvalidObjectException(what, "port '" + portName + "': port " + port + " is out of range 1-65535");
+                throw new InvalidObjectException(what, where + "port " + port + " is out of range 1-65535");
             }
-            int nodePort = !nodePorts || p.getNodePort() == null ? 0 : p.getNodePort();
+            Integer np = nodePorts ? integer(p.get("nodePort"), what, where + "nodePort") : null;
+            int nodePort = np == null ? 0 : np;
             if (nodePort < 0 || nodePort > 65_535) {
-                throw new InvalidObjectException(what, "port '" + portName + "': nodePort " + nodePort + " is out of range");
+                throw new InvalidObjectException(what, where + "nodePort " + nodePort + " is out of range");
             }
             if (!seen.add(proto + "/" + port)) {
                 throw new InvalidObjectException(what, "port " + port + "/" + proto + " is listed twice");
             }
-            out.add(new ServicePort(new ServicePortName(ns, svc.getMetadata().getName(), portName, proto), clusterIPs,
+            out.add(new ServicePort(new ServicePortName(key.namespace(), key.name(), portName.intern(), proto), clusterIPs,
                     port, nodePort, externalIPs, lbIPs, ranges, eLocal && (nodePorts || !externalIPs.isEmpty()),
                     iLocal, affinity, hc));
         }
@@ -148,136 +223,245 @@ public final class KubeModel {
         }
     }
 
-    /** The service a slice belongs to ("namespace/name"), or null when it has no service-name label. */
-    public static String sliceService(EndpointSlice slice) {
-        if (slice.getMetadata() == null || slice.getMetadata().getLabels() == null) {
-            return null;
-        }
-        String svc = slice.getMetadata().getLabels().get(SERVICE_NAME_LABEL);
-        if (svc == null || svc.isEmpty()) {
-            return null;
-        }
-        String ns = slice.getMetadata().getNamespace() == null ? "default" : slice.getMetadata().getNamespace();
-        return ns + "/" + svc;
-    }
+    // ---- EndpointSlice ----
 
     /**
-     * The endpoints a slice holds per service port (keyed by port name and protocol, namespace and
-     * service from the slice). Endpoints with a bad address are skipped and reported to {@code errors}.
+     * An EndpointSlice's endpoints per service port (namespace and service from the slice's
+     * service-name label). Endpoints with a bad address and ports out of range are skipped, with
+     * the reason in the record's errors.
      */
-    public static Map<ServicePortName, List<Endpoint>> sliceEndpoints(EndpointSlice slice, Consumer<InvalidObjectException> errors) {
-        String what = describe("EndpointSlice", slice);
-        String svc = sliceService(slice);
-        Map<ServicePortName, List<Endpoint>> out = new LinkedHashMap<>();
-        if (svc == null) {
-            return out;
+    public static SliceRecord slice(ObjectKey key, Map<?, ?> slice) {
+        String what = key.toString();
+        List<String> errors = new ArrayList<>();
+        Map<?, ?> meta = slice.get("metadata") instanceof Map<?, ?> m ? m : Map.of();
+        String svc = meta.get("labels") instanceof Map<?, ?> labels ? text(labels.get(SERVICE_NAME_LABEL)) : null;
+        Instant trigger = meta.get("annotations") instanceof Map<?, ?> ann ? triggerTime(text(ann.get(TRIGGER_TIME_ANNOTATION))) : null;
+        if (svc == null || svc.isEmpty()) {
+            return new SliceRecord(key, null, Map.of(), errors, trigger);
         }
-        String type = slice.getAddressType();
+        String service = key.namespace() + "/" + svc;
+        try {
+            return new SliceRecord(key, service, sliceEndpoints(key, svc, slice, e -> errors.add(e.getMessage())), errors, trigger);
+        } catch (InvalidObjectException e) {
+            errors.add(e.getMessage());
+            return new SliceRecord(key, service, Map.of(), errors, trigger);
+        }
+    }
+
+    private static Map<ServicePortName, List<Endpoint>> sliceEndpoints(ObjectKey key, String svc, Map<?, ?> slice,
+                                                                      Consumer<InvalidObjectException> errors)
+            throws InvalidObjectException {
+        String what = key.toString();
+        Map<ServicePortName, List<Endpoint>> out = new LinkedHashMap<>();
+        String type = text(slice.get("addressType"), what, "addressType");
         if (!"IPv4".equals(type) && !"IPv6".equals(type)) {
             return out; // FQDN slices are not proxied
         }
-        String ns = svc.substring(0, svc.indexOf('/'));
-        String name = svc.substring(svc.indexOf('/') + 1);
         List<Endpoint> eps = new ArrayList<>();
-        if (slice.getEndpoints() != null) {
-            for (io.fabric8.kubernetes.api.model.discovery.v1.Endpoint e : slice.getEndpoints()) {
-                if (e.getAddresses() == null || e.getAddresses().isEmpty()) {
-                    continue;
-                }
-                String a = e.getAddresses().get(0);
-                InetAddress addr;
-                try {
-                    addr = Inet.parse(a);
-                } catch (IllegalArgumentException ex) {
-                    errors.accept(new InvalidObjectException(what, "invalid endpoint address '" + a + "' (skipped)"));
-                    continue;
-                }
-                if (("IPv4".equals(type)) != (addr.getAddress().length == 4)) {
-                    errors.accept(new InvalidObjectException(what, "endpoint address '" + a + "' is not " + type + " (skipped)"));
-                    continue;
-                }
-                EndpointConditions c = e.getConditions();
-                boolean ready = c == null || c.getReady() == null || c.getReady();
-                boolean serving = c == null || c.getServing() == null ? ready : c.getServing();
-                boolean terminating = c != null && c.getTerminating() != null && c.getTerminating();
-                Set<String> hints = null;
-                if (e.getHints() != null && e.getHints().getForZones() != null) {
-                    hints = new HashSet<>();
-                    for (ForZone z : e.getHints().getForZones()) {
-                        hints.add(z.getName());
-                    }
-                }
-                eps.add(new Endpoint(addr, 0, e.getNodeName(), e.getZone(), ready, serving, terminating, hints));
-            }
-        }
-        if (slice.getPorts() == null) {
-            return out;
-        }
-        for (EndpointPort p : slice.getPorts()) {
-            if (p.getPort() == null) {
+        for (Object eo : list(slice.get("endpoints"), what, "endpoints")) {
+            if (!(eo instanceof Map<?, ?> e)) {
+                errors.accept(new InvalidObjectException(what, "an endpoint that is not a mapping (skipped)"));
                 continue;
             }
-            if (p.getPort() < 1 || p.getPort() > 65_535) {
-                errors.accept(new InvalidObjectException(what, "port " + p.getPort() + " is out of range (skipped)"));
-                continue;
-            }
-            Protocol proto;
             try {
-                proto = Protocol.parse(p.getProtocol());
+                Endpoint ep = endpoint(what, type, e);
+                if (ep != null) {
+                    eps.add(ep);
+                }
+            } catch (InvalidObjectException ex) {
+                errors.accept(ex);
+            }
+        }
+        for (Object po : list(slice.get("ports"), what, "ports")) {
+            if (!(po instanceof Map<?, ?> p)) {
+                errors.accept(new InvalidObjectException(what, "a port that is not a mapping (skipped)"));
+                continue;
+            }
+            Integer port;
+            Protocol proto;
+            String portName;
+            try {
+                port = integer(p.get("port"), what, "port");
+                portName = text(p.get("name"), what, "port name");
+                proto = Protocol.parse(text(p.get("protocol"), what, "protocol"));
+            } catch (InvalidObjectException ex) {
+                errors.accept(new InvalidObjectException(what, ex.getMessage().substring(what.length() + 2) + " (port skipped)"));
+                continue;
             } catch (IllegalArgumentException ex) {
                 errors.accept(new InvalidObjectException(what, ex.getMessage() + " (port skipped)"));
                 continue;
             }
-            ServicePortName id = new ServicePortName(ns, name, p.getName() == null ? "" : p.getName(), proto);
-            List<Endpoint> withPort = new ArrayList<>();
+            if (port == null) {
+                continue;
+            }
+            if (port < 1 || port > 65_535) {
+                errors.accept(new InvalidObjectException(what, "port " + port + " is out of range (skipped)"));
+                continue;
+            }
+            ServicePortName id = new ServicePortName(key.namespace(), svc, portName == null ? "" : portName.intern(), proto);
+            List<Endpoint> withPort = new ArrayList<>(eps.size());
             for (Endpoint e : eps) {
-                withPort.add(new Endpoint(e.address(), p.getPort(), e.nodeName(), e.zone(), e.ready(), e.serving(),
+                withPort.add(new Endpoint(e.address(), port, e.nodeName(), e.zone(), e.ready(), e.serving(),
                         e.terminating(), e.zoneHints()));
             }
-            out.put(id, withPort);
+            out.put(id, List.copyOf(withPort));
         }
         return out;
     }
 
-    /** The endpoints controller's annotation: when the change this slice carries was triggered. */
-    public static java.time.Instant triggerTime(EndpointSlice slice) {
-        if (slice.getMetadata() == null || slice.getMetadata().getAnnotations() == null) {
+    /** One endpoint (without its port), or null when it has no address. */
+    private static Endpoint endpoint(String what, String type, Map<?, ?> e) throws InvalidObjectException {
+        List<String> addresses = strings(e.get("addresses"), what, "endpoint addresses");
+        if (addresses.isEmpty()) {
             return null;
         }
-        String t = slice.getMetadata().getAnnotations().get("endpoints.kubernetes.io/last-change-trigger-time");
+        String a = addresses.get(0);
+        InetAddress addr;
+        try {
+            addr = Inet.parse(a);
+        } catch (IllegalArgumentException ex) {
+            throw new InvalidObjectException(what, "invalid endpoint address '" + a + "' (skipped)");
+        }
+        if ("IPv4".equals(type) != (addr.getAddress().length == 4)) {
+            throw new InvalidObjectException(what, "endpoint address '" + a + "' is not " + type + " (skipped)");
+        }
+        Map<?, ?> c = map(e.get("conditions"), what, "endpoint conditions");
+        // As kube-proxy reads them: absent ready and serving mean true, absent terminating false.
+        Boolean ready = c == null ? null : bool(c.get("ready"), what, "conditions.ready");
+        Boolean serving = c == null ? null : bool(c.get("serving"), what, "conditions.serving");
+        Boolean terminating = c == null ? null : bool(c.get("terminating"), what, "conditions.terminating");
+        Set<String> hints = null;
+        Map<?, ?> h = map(e.get("hints"), what, "endpoint hints");
+        if (h != null && h.get("forZones") != null) {
+            hints = new HashSet<>();
+            for (Object z : list(h.get("forZones"), what, "hints.forZones")) {
+                Map<?, ?> zm = map(z, what, "hints.forZones[]");
+                String zone = zm == null ? null : text(zm.get("name"), what, "hints.forZones[].name");
+                if (zone != null) {
+                    hints.add(zone.intern());
+                }
+            }
+        }
+        return new Endpoint(addr, 0, intern(text(e.get("nodeName"), what, "nodeName")),
+                intern(text(e.get("zone"), what, "zone")), ready == null || ready, serving == null || serving,
+                terminating != null && terminating, hints);
+    }
+
+    /** The endpoints controller's annotation: when the change a slice carries was triggered. */
+    static Instant triggerTime(String t) {
         if (t == null) {
             return null;
         }
         try {
-            return java.time.OffsetDateTime.parse(t).toInstant();
-        } catch (java.time.format.DateTimeParseException e) {
+            return OffsetDateTime.parse(t).toInstant();
+        } catch (DateTimeParseException e) {
             return null;
         }
     }
 
-    public static NodeInfo node(Node n) {
-        String zone = n.getMetadata() == null || n.getMetadata().getLabels() == null ? null
-                : n.getMetadata().getLabels().get(ZONE_LABEL);
+    // ---- Node ----
+
+    /** This node as the proxy sees it: zone, primary addresses, whether it is being deleted. */
+    public static NodeInfo node(String name, Map<?, ?> n) {
+        Map<?, ?> meta = n.get("metadata") instanceof Map<?, ?> m ? m : Map.of();
+        String zone = meta.get("labels") instanceof Map<?, ?> labels ? text(labels.get(ZONE_LABEL)) : null;
         List<InetAddress> addrs = new ArrayList<>();
-        if (n.getStatus() != null && n.getStatus().getAddresses() != null) {
-            // Primary IPs: the first InternalIP of each family, else the first ExternalIP.
-            for (String type : List.of("InternalIP", "ExternalIP")) {
-                for (NodeAddress a : n.getStatus().getAddresses()) {
-                    if (!type.equals(a.getType())) {
-                        continue;
+        Map<?, ?> status = n.get("status") instanceof Map<?, ?> s ? s : Map.of();
+        List<?> addresses = status.get("addresses") instanceof List<?> l ? l : List.of();
+        // Primary IPs: the first InternalIP of each family, else the first ExternalIP.
+        for (String type : List.of("InternalIP", "ExternalIP")) {
+            for (Object o : addresses) {
+                if (!(o instanceof Map<?, ?> a) || !type.equals(text(a.get("type")))) {
+                    continue;
+                }
+                try {
+                    InetAddress ip = Inet.parse(text(a.get("address")));
+                    if (addrs.stream().noneMatch(x -> x.getAddress().length == ip.getAddress().length)) {
+                        addrs.add(ip);
                     }
-                    try {
-                        InetAddress ip = Inet.parse(a.getAddress());
-                        if (addrs.stream().noneMatch(x -> x.getAddress().length == ip.getAddress().length)) {
-                            addrs.add(ip);
-                        }
-                    } catch (IllegalArgumentException ignored) {
-                        // a malformed address is simply not a primary IP
-                    }
+                } catch (IllegalArgumentException | NullPointerException ignored) {
+                    // a missing or malformed address is simply not a primary IP
                 }
             }
         }
-        boolean deleting = n.getMetadata() != null && n.getMetadata().getDeletionTimestamp() != null;
-        return new NodeInfo(n.getMetadata().getName(), zone, addrs, deleting);
+        return new NodeInfo(name, zone, addrs, meta.get("deletionTimestamp") != null);
+    }
+
+    // ---- reading tree values ----
+
+    private static String intern(String s) {
+        return s == null ? null : s.intern();
+    }
+
+    /** A scalar as text, null when absent or not a scalar. */
+    private static String text(Object o) {
+        return o instanceof String s ? s : o instanceof Number || o instanceof Boolean ? o.toString() : null;
+    }
+
+    private static String text(Object o, String what, String field) throws InvalidObjectException {
+        if (o == null || o instanceof String) {
+            return (String) o;
+        }
+        if (o instanceof Number || o instanceof Boolean) {
+            return o.toString();
+        }
+        throw new InvalidObjectException(what, field + " is not a scalar");
+    }
+
+    private static Integer integer(Object o, String what, String field) throws InvalidObjectException {
+        if (o == null) {
+            return null;
+        }
+        if (o instanceof Integer i) {
+            return i;
+        }
+        String s = text(o, what, field);
+        try {
+            return Integer.valueOf(s.trim());
+        } catch (NumberFormatException e) {
+            throw new InvalidObjectException(what, field + " '" + s + "' is not a number");
+        }
+    }
+
+    private static Boolean bool(Object o, String what, String field) throws InvalidObjectException {
+        if (o == null || o instanceof Boolean) {
+            return (Boolean) o;
+        }
+        String s = text(o, what, field);
+        if (s.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (s.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new InvalidObjectException(what, field + " '" + s + "' is not true or false");
+    }
+
+    private static Map<?, ?> map(Object o, String what, String field) throws InvalidObjectException {
+        if (o == null || o instanceof Map) {
+            return (Map<?, ?>) o;
+        }
+        throw new InvalidObjectException(what, field + " is not a mapping");
+    }
+
+    private static List<?> list(Object o, String what, String field) throws InvalidObjectException {
+        if (o == null) {
+            return List.of();
+        }
+        if (o instanceof List<?> l) {
+            return l;
+        }
+        throw new InvalidObjectException(what, field + " is not a list");
+    }
+
+    private static List<String> strings(Object o, String what, String field) throws InvalidObjectException {
+        List<String> out = new ArrayList<>();
+        for (Object item : list(o, what, field)) {
+            String s = text(item, what, field + "[]");
+            if (s != null) {
+                out.add(s);
+            }
+        }
+        return out;
     }
 }

@@ -3,23 +3,31 @@ package io.nftproxy.proxy.source;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.ReducedStateItemStore;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 
 /**
  * A live cluster as the source: shared informers on Services, EndpointSlices and this node's Node
- * object, which list, watch, re-list after a lost watch and resync periodically.
+ * object, which list, watch, re-list after a lost watch and resync periodically. Each object is
+ * converted to the compact model as it arrives; the informers' own caches keep only each object's
+ * key and resource version (fabric8's reduced-state store), not the object.
  */
 public final class KubernetesSource implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesSource.class);
@@ -34,8 +42,7 @@ public final class KubernetesSource implements AutoCloseable {
 
     /** From a kubeconfig file, or in-cluster configuration when {@code kubeconfig} is null. */
     public KubernetesSource(Path kubeconfig, ObjectStore store) throws IOException {
-        Config cfg = kubeconfig == null ? new io.fabric8.kubernetes.client.ConfigBuilder().build()
-                : Config.fromKubeconfig(Files.readString(kubeconfig));
+        Config cfg = kubeconfig == null ? new ConfigBuilder().build() : Config.fromKubeconfig(Files.readString(kubeconfig));
         this.client = new KubernetesClientBuilder().withConfig(cfg).build();
         this.ownsClient = true;
         this.store = store;
@@ -49,14 +56,17 @@ public final class KubernetesSource implements AutoCloseable {
     }
 
     /** Starts the informers and waits until each has listed once. */
-    public void start(boolean once) throws Exception {
-        services = client.services().inAnyNamespace().runnableInformer(RESYNC_MILLIS);
-        services.addEventHandler(handler(store::upsertService, store::deleteService));
-        slices = client.discovery().v1().endpointSlices().inAnyNamespace().runnableInformer(RESYNC_MILLIS);
-        slices.addEventHandler(handler(store::upsertSlice, store::deleteSlice));
+    public void start() throws Exception {
+        KubernetesSerialization json = client.getKubernetesSerialization();
+        services = client.services().inAnyNamespace().runnableInformer(RESYNC_MILLIS)
+                .itemStore(reduced(Service.class, json));
+        services.addEventHandler(handler(json, "Service"));
+        slices = client.discovery().v1().endpointSlices().inAnyNamespace().runnableInformer(RESYNC_MILLIS)
+                .itemStore(reduced(EndpointSlice.class, json));
+        slices.addEventHandler(handler(json, "EndpointSlice"));
         String node = store.node().name();
         nodes = client.nodes().withField("metadata.name", node).runnableInformer(RESYNC_MILLIS);
-        nodes.addEventHandler(handler(store::upsertNode, store::deleteNode));
+        nodes.addEventHandler(handler(json, "Node"));
         for (SharedIndexInformer<?> i : new SharedIndexInformer<?>[] {services, slices, nodes}) {
             i.start().toCompletableFuture().get(60, TimeUnit.SECONDS);
         }
@@ -64,7 +74,20 @@ public final class KubernetesSource implements AutoCloseable {
                 slices.getStore().list().size());
     }
 
-    private static <T> ResourceEventHandler<T> handler(java.util.function.Consumer<T> upsert, java.util.function.Consumer<T> delete) {
+    /** An informer cache that keeps each object's key and resource version only: we keep the model. */
+    private static <T extends HasMetadata> ReducedStateItemStore<T> reduced(Class<T> type, KubernetesSerialization json) {
+        return new ReducedStateItemStore<>(ReducedStateItemStore.NAME_KEY_STATE, type, json);
+    }
+
+    private <T extends HasMetadata> ResourceEventHandler<T> handler(KubernetesSerialization json, String kind) {
+        Consumer<T> upsert = obj -> {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> tree = json.convertValue(obj, Map.class);
+            tree.putIfAbsent("kind", kind); // list items may come without their kind
+            for (KubeObject o : KubeModel.objects(tree, problem -> LOG.error("{} {}: {}", kind, name(obj), problem))) {
+                store.put(o);
+            }
+        };
         return new ResourceEventHandler<>() {
             @Override
             public void onAdd(T obj) {
@@ -78,9 +101,23 @@ public final class KubernetesSource implements AutoCloseable {
 
             @Override
             public void onDelete(T obj, boolean deletedFinalStateUnknown) {
-                delete.accept(obj);
+                store.remove(key(kind, obj));
             }
         };
+    }
+
+    private static String name(HasMetadata o) {
+        return o.getMetadata() == null ? "?" : ObjectKey.namespace(o.getMetadata().getNamespace()) + "/" + o.getMetadata().getName();
+    }
+
+    static ObjectKey key(String kind, HasMetadata o) {
+        ObjectKey.Kind k = switch (kind) {
+            case "Service" -> ObjectKey.Kind.SERVICE;
+            case "EndpointSlice" -> ObjectKey.Kind.ENDPOINT_SLICE;
+            default -> ObjectKey.Kind.NODE;
+        };
+        String ns = k == ObjectKey.Kind.NODE ? "" : ObjectKey.namespace(o.getMetadata().getNamespace());
+        return new ObjectKey(k, ns, o.getMetadata().getName());
     }
 
     @Override

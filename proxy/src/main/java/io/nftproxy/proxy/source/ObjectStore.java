@@ -1,5 +1,6 @@
 package io.nftproxy.proxy.source;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -12,39 +13,43 @@ import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.Service;
-import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.source.KubeObject.NodeRecord;
+import io.nftproxy.proxy.source.KubeObject.ServiceRecord;
+import io.nftproxy.proxy.source.KubeObject.SliceRecord;
 
 /**
- * The Kubernetes objects the proxy has seen, from whichever source, and the change tracking
- * between syncs: which service ports changed since the last snapshot. Conversion happens once per
- * changed service; unchanged services are reused. Thread-safe: sources write, the sync loop reads.
+ * The objects the proxy has seen, from whichever source, already converted to the compact model,
+ * and the change tracking between syncs: which services changed since the last snapshot. An update
+ * equal to what is held is no change (informer resyncs, rewritten files). Thread-safe: sources
+ * write, the sync loop reads.
  */
 public final class ObjectStore {
     private static final Logger LOG = LoggerFactory.getLogger(ObjectStore.class);
 
     private final String nodeName;
-    private final Map<String, Service> services = new HashMap<>();
-    private final Map<String, EndpointSlice> slices = new HashMap<>();
-    private final Map<String, Set<String>> slicesByService = new HashMap<>();
+    private final Map<ObjectKey, ServiceRecord> services = new HashMap<>();
+    private final Map<ObjectKey, SliceRecord> slices = new HashMap<>();
+    private final Map<String, Set<ObjectKey>> slicesByService = new HashMap<>();
+    /** Per service ("namespace/name"): its ports and merged endpoints as of the last snapshot. */
     private final Map<String, List<ServicePort>> portsByService = new HashMap<>();
     private final Map<String, Map<ServicePortName, List<Endpoint>>> endpointsByService = new HashMap<>();
+    /** Every port and every port's endpoints, kept up to date at each snapshot. */
+    private final TreeMap<ServicePortName, ServicePort> allPorts = new TreeMap<>();
+    private final Map<ServicePortName, List<Endpoint>> allEndpoints = new HashMap<>();
     private final Map<String, String> errors = new TreeMap<>();
     private final Set<String> dirty = new HashSet<>();
-    private final Set<ServicePortName> changedPorts = new HashSet<>();
     private NodeInfo node;
     private boolean nodeChanged = true;
     private long serviceChanges;
     private long endpointChanges;
     private long servicesAtSnapshot;
     private long endpointsAtSnapshot;
-    private final List<java.time.Instant> triggerTimes = new ArrayList<>();
+    private final List<Instant> triggerTimes = new ArrayList<>();
     private Runnable listener = () -> { };
 
     public ObjectStore(String nodeName) {
@@ -57,110 +62,141 @@ public final class ObjectStore {
         this.listener = r;
     }
 
-    private static String key(io.fabric8.kubernetes.api.model.HasMetadata o) {
-        String ns = o.getMetadata().getNamespace();
-        return (ns == null || ns.isEmpty() ? "default" : ns) + "/" + o.getMetadata().getName();
-    }
-
-    public void upsertService(Service s) {
+    /** Adds or replaces an object; returns whether anything changed for the proxy. */
+    public boolean put(KubeObject o) {
+        boolean changed;
         synchronized (this) {
-            String k = key(s);
-            services.put(k, s);
-            dirty.add(k);
-            serviceChanges++;
+            if (o instanceof ServiceRecord s) {
+                changed = putService(s);
+            } else if (o instanceof SliceRecord s) {
+                changed = putSlice(s);
+            } else {
+                changed = putNode(((NodeRecord) o).node());
+            }
         }
-        listener.run();
+        if (changed) {
+            listener.run();
+        }
+        return changed;
     }
 
-    public void deleteService(Service s) {
+    /** Removes an object; returns whether the store held it. */
+    public boolean remove(ObjectKey key) {
+        boolean changed;
         synchronized (this) {
-            String k = key(s);
-            services.remove(k);
-            dirty.add(k);
-            serviceChanges++;
+            changed = switch (key.kind()) {
+                case SERVICE -> removeService(key);
+                case ENDPOINT_SLICE -> removeSlice(key);
+                case NODE -> removeNode(key);
+            };
         }
-        listener.run();
+        if (changed) {
+            listener.run();
+        }
+        return changed;
     }
 
-    public void upsertSlice(EndpointSlice es) {
-        synchronized (this) {
-            String k = key(es);
-            EndpointSlice old = slices.put(k, es);
-            if (old != null) {
-                unlink(k, old);
-            }
-            String svc = KubeModel.sliceService(es);
-            if (svc != null) {
-                slicesByService.computeIfAbsent(svc, x -> new HashSet<>()).add(k);
-                dirty.add(svc);
-            }
-            java.time.Instant trigger = KubeModel.triggerTime(es);
-            if (trigger != null) {
-                triggerTimes.add(trigger);
-            }
-            endpointChanges++;
+    private boolean putService(ServiceRecord s) {
+        if (s.equals(services.put(s.key(), s))) {
+            return false;
         }
-        listener.run();
+        noteErrors(s.key(), s.error() == null ? List.of() : List.of(s.error()),
+                " (the service is not programmed; every other one is)");
+        dirty.add(s.key().path());
+        serviceChanges++;
+        return true;
     }
 
-    public void deleteSlice(EndpointSlice es) {
-        synchronized (this) {
-            String k = key(es);
-            EndpointSlice old = slices.remove(k);
-            if (old != null) {
-                unlink(k, old);
-            }
-            errors.remove("EndpointSlice " + k);
-            endpointChanges++;
+    private boolean removeService(ObjectKey key) {
+        if (services.remove(key) == null) {
+            return false;
         }
-        listener.run();
+        errors.remove(key.toString());
+        dirty.add(key.path());
+        serviceChanges++;
+        return true;
     }
 
-    private void unlink(String sliceKey, EndpointSlice old) {
-        String svc = KubeModel.sliceService(old);
-        if (svc != null) {
-            Set<String> s = slicesByService.get(svc);
+    private boolean putSlice(SliceRecord s) {
+        SliceRecord old = slices.put(s.key(), s);
+        if (s.equals(old)) {
+            return false;
+        }
+        if (old != null) {
+            unlink(old);
+        }
+        noteErrors(s.key(), s.errors(), "");
+        if (s.service() != null) {
+            slicesByService.computeIfAbsent(s.service(), x -> new HashSet<>()).add(s.key());
+            dirty.add(s.service());
+        }
+        if (s.triggerTime() != null) {
+            triggerTimes.add(s.triggerTime());
+        }
+        endpointChanges++;
+        return true;
+    }
+
+    private boolean removeSlice(ObjectKey key) {
+        SliceRecord old = slices.remove(key);
+        if (old == null) {
+            return false;
+        }
+        unlink(old);
+        errors.remove(key.toString());
+        endpointChanges++;
+        return true;
+    }
+
+    /** Keeps an object's problems for reports, and logs them when they are new. */
+    private void noteErrors(ObjectKey key, List<String> problems, String suffix) {
+        String msg = problems.isEmpty() ? null : String.join("; ", problems);
+        String had = msg == null ? errors.remove(key.toString()) : errors.put(key.toString(), msg);
+        if (msg != null && !msg.equals(had)) {
+            LOG.error("{}{}", msg, suffix);
+        }
+    }
+
+    private void unlink(SliceRecord old) {
+        if (old.service() != null) {
+            Set<ObjectKey> s = slicesByService.get(old.service());
             if (s != null) {
-                s.remove(sliceKey);
+                s.remove(old.key());
+                if (s.isEmpty()) {
+                    slicesByService.remove(old.service());
+                }
             }
-            dirty.add(svc);
+            dirty.add(old.service());
         }
     }
 
-    public void upsertNode(Node n) {
-        if (n.getMetadata() == null || !nodeName.equals(n.getMetadata().getName())) {
-            return;
+    private boolean putNode(NodeInfo n) {
+        if (!nodeName.equals(n.name()) || n.equals(node)) {
+            return false;
         }
-        synchronized (this) {
-            NodeInfo ni = KubeModel.node(n);
-            if (!ni.equals(node)) {
-                node = ni;
-                nodeChanged = true;
-            }
-        }
-        listener.run();
+        node = n;
+        nodeChanged = true;
+        return true;
     }
 
-    public void deleteNode(Node n) {
-        if (n.getMetadata() == null || !nodeName.equals(n.getMetadata().getName())) {
-            return;
+    private boolean removeNode(ObjectKey key) {
+        if (!nodeName.equals(key.name())) {
+            return false;
         }
-        synchronized (this) {
-            node = NodeInfo.named(nodeName);
-            nodeChanged = true;
-        }
-        listener.run();
+        node = NodeInfo.named(nodeName);
+        nodeChanged = true;
+        return true;
     }
 
-    /** A state and the service ports changed since the previous snapshot. */
     /**
-     * {@code serviceChanges}/{@code endpointChanges}: changes seen since the previous snapshot;
-     * {@code triggerTimes}: when the changed EndpointSlices' changes were triggered (for network
-     * programming latency).
+     * A consistent state and what changed since the previous snapshot: the service ports whose
+     * service or endpoints changed, whether the node changed, the objects that cannot be programmed
+     * (with why), how many service and endpoint changes were seen, and the trigger times of the
+     * changed EndpointSlices (for network programming latency).
      */
     public record Snapshot(ProxyState state, Set<ServicePortName> changed, boolean nodeChanged,
                            Map<String, String> errors, long serviceChanges, long endpointChanges,
-                           List<java.time.Instant> triggerTimes) {
+                           List<Instant> triggerTimes) {
     }
 
     /** Changes seen and not yet taken by a snapshot: services, endpoints. */
@@ -168,79 +204,79 @@ public final class ObjectStore {
         return new long[] {serviceChanges - servicesAtSnapshot, endpointChanges - endpointsAtSnapshot};
     }
 
-    /** Converts what changed and returns a consistent state; resets the change tracking. */
+    /** Merges what changed into the state and returns it; resets the change tracking. */
     public synchronized Snapshot snapshot() {
+        Set<ServicePortName> changedPorts = new HashSet<>();
         for (String svc : dirty) {
-            List<ServicePort> before = portsByService.getOrDefault(svc, List.of());
-            Map<ServicePortName, List<Endpoint>> epsBefore = endpointsByService.getOrDefault(svc, Map.of());
-            errors.remove("Service " + svc);
-            for (String sk : slicesByService.getOrDefault(svc, Set.of())) {
-                errors.remove("EndpointSlice " + sk);
-            }
-            Service s = services.get(svc);
-            List<ServicePort> ports = List.of();
-            if (s != null) {
-                try {
-                    ports = KubeModel.servicePorts(s);
-                } catch (InvalidObjectException e) {
-                    if (!e.getMessage().equals(errors.get(e.object()))) {
-                        LOG.error("{} (the service is not programmed; every other one is)", e.getMessage());
-                    }
-                    errors.put(e.object(), e.getMessage());
-                }
-            }
-            Map<ServicePortName, List<Endpoint>> eps = new LinkedHashMap<>();
-            for (String sk : slicesByService.getOrDefault(svc, Set.of())) {
-                EndpointSlice es = slices.get(sk);
-                Map<ServicePortName, List<Endpoint>> part = KubeModel.sliceEndpoints(es, e -> {
-                    if (!e.getMessage().equals(errors.get(e.object()))) {
-                        LOG.error("{}", e.getMessage());
-                    }
-                    errors.put(e.object(), e.getMessage());
-                });
-                part.forEach((id, list) -> eps.computeIfAbsent(id, x -> new ArrayList<>()).addAll(list));
-            }
-            // The same endpoint may be listed by two slices (during an update): keep one.
-            eps.replaceAll((id, list) -> dedupe(list));
-            portsByService.put(svc, ports);
-            endpointsByService.put(svc, eps);
-            for (ServicePort p : before) {
-                changedPorts.add(p.id());
-            }
-            for (ServicePort p : ports) {
-                changedPorts.add(p.id());
-            }
-            if (!epsBefore.equals(eps)) {
-                changedPorts.addAll(epsBefore.keySet());
-                changedPorts.addAll(eps.keySet());
-            }
-            if (ports.isEmpty() && s == null) {
-                portsByService.remove(svc);
-            }
-            if (eps.isEmpty()) {
-                endpointsByService.remove(svc);
-            }
+            refresh(svc, changedPorts);
         }
         dirty.clear();
-        TreeMap<ServicePortName, ServicePort> all = new TreeMap<>();
-        Map<ServicePortName, List<Endpoint>> allEps = new HashMap<>();
-        portsByService.values().forEach(l -> l.forEach(p -> all.put(p.id(), p)));
-        endpointsByService.values().forEach(allEps::putAll);
-        Snapshot snap = new Snapshot(new ProxyState(all, allEps, node), Set.copyOf(changedPorts), nodeChanged,
+        Snapshot snap = new Snapshot(new ProxyState(allPorts, allEndpoints, node), Set.copyOf(changedPorts), nodeChanged,
                 Map.copyOf(errors), serviceChanges - servicesAtSnapshot, endpointChanges - endpointsAtSnapshot,
                 List.copyOf(triggerTimes));
         servicesAtSnapshot = serviceChanges;
         endpointsAtSnapshot = endpointChanges;
         triggerTimes.clear();
-        changedPorts.clear();
         nodeChanged = false;
         return snap;
     }
 
+    /** Recomputes one service's ports and endpoints (merged over its slices) and notes which ports changed. */
+    private void refresh(String svc, Set<ServicePortName> changedPorts) {
+        int slash = svc.indexOf('/');
+        ObjectKey key = new ObjectKey(ObjectKey.Kind.SERVICE, svc.substring(0, slash), svc.substring(slash + 1));
+        ServiceRecord rec = services.get(key);
+        List<ServicePort> ports = rec == null ? List.of() : rec.ports();
+        Map<ServicePortName, List<Endpoint>> eps = new LinkedHashMap<>();
+        for (ObjectKey sk : slicesByService.getOrDefault(svc, Set.of())) {
+            SliceRecord slice = slices.get(sk);
+            slice.endpoints().forEach((id, list) -> eps.computeIfAbsent(id, x -> new ArrayList<>()).addAll(list));
+        }
+        eps.replaceAll((id, list) -> dedupe(list));
+
+        List<ServicePort> before = portsByService.getOrDefault(svc, List.of());
+        Map<ServicePortName, List<Endpoint>> epsBefore = endpointsByService.getOrDefault(svc, Map.of());
+        for (ServicePort p : before) {
+            changedPorts.add(p.id());
+            allPorts.remove(p.id());
+        }
+        for (ServicePort p : ports) {
+            changedPorts.add(p.id());
+            allPorts.put(p.id(), p);
+        }
+        if (!epsBefore.equals(eps)) {
+            changedPorts.addAll(epsBefore.keySet());
+            changedPorts.addAll(eps.keySet());
+        }
+        epsBefore.keySet().forEach(allEndpoints::remove);
+        allEndpoints.putAll(eps);
+        if (ports.isEmpty()) {
+            portsByService.remove(svc);
+        } else {
+            portsByService.put(svc, ports);
+        }
+        if (eps.isEmpty()) {
+            endpointsByService.remove(svc);
+        } else {
+            endpointsByService.put(svc, eps);
+        }
+    }
+
+    private record HostPort(java.net.InetAddress address, int port) {
+    }
+
+    /**
+     * The same address and port listed twice (in two slices during an update) is one endpoint; a
+     * copy that is not terminating wins over one that is, whichever slice comes first.
+     */
     private static List<Endpoint> dedupe(List<Endpoint> list) {
-        Map<String, Endpoint> byAddr = new LinkedHashMap<>();
+        Map<HostPort, Endpoint> byAddr = new LinkedHashMap<>();
         for (Endpoint e : list) {
-            byAddr.putIfAbsent(e.hostPort(), e);
+            HostPort k = new HostPort(e.address(), e.port());
+            Endpoint had = byAddr.putIfAbsent(k, e);
+            if (had != null && had.terminating() && !e.terminating()) {
+                byAddr.put(k, e);
+            }
         }
         return List.copyOf(byAddr.values());
     }

@@ -73,7 +73,7 @@ class KubernetesSourceKernelTest {
              KubernetesSource source = new KubernetesSource(client, store);
              SyncLoop loop = new SyncLoop(store, new Syncer(nft, new NftRenderer(cfg), "nftproxy"), Duration.ofMillis(20),
                      Duration.ofMinutes(5), new SyncListener() { })) {
-            source.start(false);
+            source.start();
             loop.start();
             // A client of its own: the sync loop's client is used by the loop's thread only.
             java.util.concurrent.Callable<String> table = () -> reader.hasTable(Family.IP, "nftproxy")

@@ -1,0 +1,225 @@
+package io.nftproxy.proxy.source;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.manifest.Json;
+import io.nftproxy.proxy.manifest.Yaml;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.source.KubeObject.ServiceRecord;
+import io.nftproxy.proxy.source.KubeObject.SliceRecord;
+
+/** Kubernetes objects to the compact model: the defaulting rules, and one result whatever the format. */
+class KubeModelTest {
+    private static final String OBJECTS = """
+            apiVersion: v1
+            kind: Service
+            metadata:
+              name: web
+              namespace: shop
+              annotations: {note: ignored}
+            spec:
+              type: LoadBalancer
+              clusterIP: 10.96.0.10
+              clusterIPs: [10.96.0.10, fd00::10]
+              externalIPs: [192.0.2.7]
+              externalTrafficPolicy: Local
+              healthCheckNodePort: 32000
+              sessionAffinity: ClientIP
+              sessionAffinityConfig: {clientIP: {timeoutSeconds: 60}}
+              loadBalancerSourceRanges: [203.0.113.0/24]
+              ports:
+              - {name: http, port: 80, targetPort: 8080, nodePort: 30080}
+              - {name: dns, port: 53, protocol: UDP, nodePort: 30053}
+            status:
+              loadBalancer:
+                ingress:
+                - ip: 198.51.100.1
+                - ip: 198.51.100.2
+                  ipMode: Proxy
+            ---
+            apiVersion: discovery.k8s.io/v1
+            kind: EndpointSlice
+            metadata:
+              name: web-abc
+              namespace: shop
+              labels: {kubernetes.io/service-name: web}
+              annotations: {endpoints.kubernetes.io/last-change-trigger-time: "2026-11-22T10:00:00Z"}
+            addressType: IPv4
+            ports:
+            - {name: http, port: 8080}
+            - {name: dns, port: 5353, protocol: UDP}
+            endpoints:
+            - addresses: [10.244.1.2]
+              nodeName: node-a
+              zone: z1
+              conditions: {ready: true}
+              hints: {forZones: [{name: z1}]}
+            - addresses: [10.244.2.2]
+              nodeName: node-b
+              conditions: {ready: false, serving: true, terminating: true}
+            - addresses: [10.244.3.2]
+            ---
+            apiVersion: v1
+            kind: Node
+            metadata:
+              name: node-a
+              labels: {topology.kubernetes.io/zone: z1}
+            status:
+              addresses:
+              - {type: Hostname, address: node-a}
+              - {type: InternalIP, address: 192.168.50.2}
+              - {type: InternalIP, address: 192.168.50.3}
+              - {type: InternalIP, address: fd00:50::2}
+            """;
+
+    private static List<KubeObject> convert(List<Object> docs) {
+        List<KubeObject> out = new ArrayList<>();
+        List<String> problems = new ArrayList<>();
+        docs.forEach(d -> out.addAll(KubeModel.objects(d, problems::add)));
+        assertEquals(List.of(), problems);
+        return out;
+    }
+
+    @Test
+    void yamlJsonAndInformerObjectsGiveTheSameModel() {
+        List<Object> yamlDocs = Yaml.documents(OBJECTS);
+        List<KubeObject> fromYaml = convert(yamlDocs);
+        assertEquals(3, fromYaml.size());
+
+        // The same objects as JSON, written by Jackson from the YAML's trees.
+        KubernetesSerialization json = new KubernetesSerialization();
+        StringBuilder text = new StringBuilder();
+        for (Object d : yamlDocs) {
+            text.append(json.asJson(d)).append('\n');
+        }
+        assertEquals(fromYaml, convert(Json.documents(text.toString())));
+
+        // And as fabric8's typed objects, as an informer delivers them, converted as KubernetesSource does.
+        List<Object> trees = new ArrayList<>();
+        for (Object d : yamlDocs) {
+            HasMetadata typed = json.unmarshal(json.asJson(d));
+            trees.add(json.convertValue(typed, Map.class));
+        }
+        assertEquals(fromYaml, convert(trees));
+    }
+
+    @Test
+    void serviceFieldsAndDefaults() {
+        ServiceRecord svc = (ServiceRecord) convert(Yaml.documents(OBJECTS)).get(0);
+        assertNull(svc.error());
+        ServicePort http = svc.ports().get(0);
+        assertEquals(new ServicePortName("shop", "web", "http", Protocol.TCP), http.id());
+        assertEquals(List.of(Inet.parse("10.96.0.10"), Inet.parse("fd00::10")), http.clusterIPs());
+        assertEquals(30080, http.nodePort());
+        assertEquals(List.of(Inet.parse("198.51.100.1")), http.loadBalancerIPs(), "ipMode Proxy is not ours");
+        assertTrue(http.externalPolicyLocal());
+        assertEquals(60, http.affinitySeconds());
+        assertEquals(32000, http.healthCheckNodePort());
+        assertEquals(Protocol.UDP, svc.ports().get(1).protocol());
+    }
+
+    @Test
+    void endpointConditionsAsKubeProxyReadsThem() {
+        SliceRecord slice = (SliceRecord) convert(Yaml.documents(OBJECTS)).get(1);
+        assertEquals("shop/web", slice.service());
+        assertEquals(java.time.Instant.parse("2026-11-22T10:00:00Z"), slice.triggerTime());
+        List<Endpoint> http = slice.endpoints().get(new ServicePortName("shop", "web", "http", Protocol.TCP));
+        assertEquals(3, http.size());
+        assertEquals(java.util.Set.of("z1"), http.get(0).zoneHints());
+        Endpoint terminating = http.get(1);
+        assertTrue(!terminating.ready() && terminating.serving() && terminating.terminating());
+        Endpoint bare = http.get(2); // no conditions at all: ready and serving, not terminating
+        assertTrue(bare.ready() && bare.serving() && !bare.terminating());
+        assertEquals(5353, slice.endpoints().get(new ServicePortName("shop", "web", "dns", Protocol.UDP)).get(0).port());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "absent serving follows kube-proxy (true)  | {ready: false, terminating: true}  | false | true  | true",
+        "serving false                             | {ready: false, serving: false}     | false | false | false",
+        "quoted booleans                           | {ready: 'true', serving: 'false'}  | true  | false | false",
+        "no conditions                             | {}                                 | true  | true  | false"})
+    void conditionTable(String name, String conditions, boolean ready, boolean serving, boolean terminating) {
+        String text = "kind: EndpointSlice\nmetadata: {name: s, labels: {kubernetes.io/service-name: x}}\naddressType: IPv4\n"
+                + "ports: [{port: 80}]\nendpoints:\n- {addresses: [10.0.0.1], conditions: " + conditions + "}\n";
+        SliceRecord s = (SliceRecord) convert(Yaml.documents(text)).get(0);
+        Endpoint e = s.endpoints().values().iterator().next().get(0);
+        assertEquals(List.of(ready, serving, terminating), List.of(e.ready(), e.serving(), e.terminating()), name);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "namespace absent is default        | metadata: {name: a}                  | default/a",
+        "namespace empty is default         | 'metadata: {name: a, namespace: \"\"}' | default/a",
+        "namespace given                    | metadata: {name: a, namespace: n}    | n/a"})
+    void oneNamespaceRule(String name, String metadata, String path) {
+        String text = "kind: Service\n" + metadata + "\nspec: {clusterIP: 10.96.0.1, ports: [{port: 80}]}\n";
+        assertEquals(path, convert(Yaml.documents(text)).get(0).key().path(), name);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "bad cluster IP        | {clusterIP: 10.96.0.300, ports: [{port: 80}]}                 | invalid cluster IP '10.96.0.300'",
+        "port out of range     | {clusterIP: 10.96.0.1, ports: [{port: 70000}]}                | port 70000 is out of range",
+        "port not a number     | {clusterIP: 10.96.0.1, ports: [{port: http}]}                 | port 'http' is not a number",
+        "unknown protocol      | {clusterIP: 10.96.0.1, ports: [{port: 80, protocol: ICMP}]}   | unknown protocol 'ICMP'",
+        "no ports              | {clusterIP: 10.96.0.1}                                         | has no ports",
+        "duplicated port       | {clusterIP: 10.96.0.1, ports: [{port: 80}, {port: 80}]}       | port 80/TCP is listed twice",
+        "affinity out of range | {clusterIP: 10.96.0.1, sessionAffinity: ClientIP, sessionAffinityConfig: {clientIP: {timeoutSeconds: 0}}, ports: [{port: 80}]} | timeoutSeconds 0",
+        "ports not a list      | {clusterIP: 10.96.0.1, ports: 80}                              | spec.ports is not a list"})
+    void badServicesNameTheObjectAndTheReason(String name, String spec, String reason) {
+        String text = "kind: Service\nmetadata: {name: bad, namespace: ns}\nspec: " + spec + "\n";
+        ServiceRecord r = (ServiceRecord) convert(Yaml.documents(text)).get(0);
+        assertTrue(r.ports().isEmpty(), name);
+        assertTrue(r.error().startsWith("Service ns/bad: ") && r.error().contains(reason), name + ": " + r.error());
+    }
+
+    @Test
+    void headlessAndExternalNameServicesHaveNoPorts() {
+        for (String spec : List.of("{clusterIP: None, ports: [{port: 80}]}", "{type: ExternalName, externalName: x.example}")) {
+            ServiceRecord r = (ServiceRecord) convert(Yaml.documents("kind: Service\nmetadata: {name: h}\nspec: " + spec)).get(0);
+            assertEquals(List.of(), r.ports());
+            assertNull(r.error());
+        }
+    }
+
+    @Test
+    void badEndpointsAreSkippedTheRestKept() {
+        String text = "kind: EndpointSlice\nmetadata: {name: s, namespace: n, labels: {kubernetes.io/service-name: x}}\n"
+                + "addressType: IPv4\nports: [{port: 80}, {port: 99999}]\n"
+                + "endpoints:\n- {addresses: [10.0.0.1]}\n- {addresses: [not-an-ip]}\n- {addresses: ['fd00::1']}\n";
+        SliceRecord s = (SliceRecord) convert(Yaml.documents(text)).get(0);
+        assertEquals(1, s.endpoints().size());
+        assertEquals(1, s.endpoints().values().iterator().next().size());
+        assertEquals(3, s.errors().size(), s.errors().toString());
+        assertTrue(s.errors().get(0).contains("invalid endpoint address 'not-an-ip'"), s.errors().toString());
+    }
+
+    @Test
+    void listsAndUnknownKindsAndUnnamedObjects() {
+        String text = "kind: ServiceList\nitems:\n- metadata: {name: a}\n  spec: {clusterIP: 10.96.0.1, ports: [{port: 80}]}\n"
+                + "---\nkind: List\nitems:\n- {kind: ConfigMap, metadata: {name: c}}\n- {kind: Service, spec: {}}\n";
+        List<String> problems = new ArrayList<>();
+        List<KubeObject> out = new ArrayList<>();
+        Yaml.documents(text).forEach(d -> out.addAll(KubeModel.objects(d, problems::add)));
+        assertEquals(1, out.size());
+        assertEquals("Service default/a", out.get(0).key().toString());
+        assertEquals(List.of("a Service without metadata.name (skipped)"), problems);
+    }
+}

@@ -1,0 +1,182 @@
+package io.nftproxy.proxy.source;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePortName;
+
+/** The watched manifest directory, against a store: what is read again, and what reaches the store. */
+class ManifestSourceTest {
+    @TempDir
+    Path dir;
+
+    private static String service(int i, String... endpoints) {
+        StringBuilder sb = new StringBuilder("apiVersion: v1\nkind: Service\nmetadata: {name: svc-" + i + ", namespace: ns}\n"
+                + "spec: {clusterIP: 10.96." + (i / 250) + "." + (i % 250 + 1) + ", ports: [{name: http, port: 80}]}\n---\n"
+                + "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: svc-" + i + "-x, namespace: ns,"
+                + " labels: {kubernetes.io/service-name: svc-" + i + "}}\naddressType: IPv4\nports: [{name: http, port: 8080}]\n"
+                + "endpoints:\n");
+        for (String e : endpoints) {
+            sb.append("- {addresses: [").append(e).append("], nodeName: node-b}\n");
+        }
+        return sb.toString();
+    }
+
+    private static ServicePortName id(int i) {
+        return new ServicePortName("ns", "svc-" + i, "http", Protocol.TCP);
+    }
+
+    /** Writes through a hidden temporary file and a rename, as kubectl, editors and config tools do. */
+    private void replace(String name, String text) throws IOException {
+        Path tmp = dir.resolve("." + name + ".tmp");
+        Files.writeString(tmp, text);
+        Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private static void eventually(Callable<Boolean> cond, String what) throws Exception {
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (cond.call()) {
+                return;
+            }
+            Thread.sleep(10); // polling a condition with a deadline: the watcher runs on its own thread
+        }
+        throw new AssertionError("not within 20 s: " + what);
+    }
+
+    private static List<String> addresses(ProxyState s, int i) {
+        return s.endpointsOf(id(i)).stream().map(Endpoint::hostPort).toList();
+    }
+
+    @Test
+    void oneFileReplacedIsTheOnlyFileReadAgain() throws Exception {
+        int n = 300;
+        for (int i = 0; i < n; i++) {
+            Files.writeString(dir.resolve("svc-" + i + ".yaml"), service(i, "10.244.0." + (i % 250 + 1)));
+        }
+        ObjectStore store = new ObjectStore("node-a");
+        try (ManifestSource src = new ManifestSource(dir, store)) {
+            src.start(true);
+            assertEquals(n, src.filesRead());
+            ObjectStore.Snapshot first = store.snapshot();
+            assertEquals(n, first.state().services().size());
+
+            replace("svc-7.yaml", service(7, "10.244.9.9"));
+            eventually(() -> store.pending()[1] > 0, "the changed slice reaches the store");
+            ObjectStore.Snapshot snap = store.snapshot();
+            assertEquals(List.of("10.244.9.9:8080"), addresses(snap.state(), 7));
+            assertEquals(java.util.Set.of(id(7)), snap.changed(), "only the edited service changed");
+            assertEquals(0, snap.serviceChanges(), "the Service in the file is unchanged");
+            assertEquals(n + 1, src.filesRead(), "only the replaced file was read again");
+            assertEquals(1, src.rescans(), "no rescan of the directory");
+
+            // The same bytes written again: read, but nothing reaches the store.
+            replace("svc-8.yaml", service(8, "10.244.0.9"));
+            eventually(() -> src.filesRead() == n + 2, "the rewritten file is read");
+            assertEquals(0, store.pending()[0] + store.pending()[1]);
+
+            // A removed file takes its objects with it.
+            Files.delete(dir.resolve("svc-9.yaml"));
+            eventually(() -> store.pending()[0] > 0, "the deletion reaches the store");
+            assertFalse(store.snapshot().state().services().containsKey(id(9)));
+        }
+    }
+
+    @Test
+    void aFileThatStopsParsingKeepsItsLastGoodContent() throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), service(1, "10.244.0.1"));
+        Files.writeString(dir.resolve("b.yaml"), service(2, "10.244.0.2"));
+        ObjectStore store = new ObjectStore("node-a");
+        try (ManifestSource src = new ManifestSource(dir, store)) {
+            src.start(true);
+            store.snapshot();
+            replace("a.yaml", "kind: Service\nmetadata: {name: [broken\n");
+            eventually(() -> store.snapshot().errors().containsKey("file a.yaml"), "the error is reported");
+            replace("b.yaml", service(2, "10.244.0.3"));
+            eventually(() -> addresses(store.snapshot().state(), 2).equals(List.of("10.244.0.3:8080")),
+                    "the other file still applies");
+            ProxyState s = store.snapshot().state();
+            assertEquals(List.of("10.244.0.1:8080"), addresses(s, 1), "the broken file's last good content stays");
+            String err = store.snapshot().errors().get("file a.yaml");
+            assertTrue(err.contains("does not parse") && err.contains("line"), err);
+
+            replace("a.yaml", service(1, "10.244.0.4"));
+            eventually(() -> addresses(store.snapshot().state(), 1).equals(List.of("10.244.0.4:8080")), "fixed file applies");
+            assertFalse(store.snapshot().errors().containsKey("file a.yaml"));
+        }
+    }
+
+    @Test
+    void anObjectInTwoFilesComesFromTheLastByName() throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), service(1, "10.244.0.1"));
+        Files.writeString(dir.resolve("b.yaml"), service(1, "10.244.0.2"));
+        ObjectStore store = new ObjectStore("node-a");
+        try (ManifestSource src = new ManifestSource(dir, store)) {
+            src.start(true);
+            assertEquals(List.of("10.244.0.2:8080"), addresses(store.snapshot().state(), 1));
+            Files.delete(dir.resolve("b.yaml"));
+            eventually(() -> addresses(store.snapshot().state(), 1).equals(List.of("10.244.0.1:8080")),
+                    "the other file's definition takes over");
+        }
+    }
+
+    @Test
+    void theDirectoryRemovedAndCreatedAgainIsWatchedAgain() throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), service(1, "10.244.0.1"));
+        ObjectStore store = new ObjectStore("node-a");
+        Path sub = dir.resolve("manifests");
+        Files.createDirectory(sub);
+        Files.writeString(sub.resolve("a.yaml"), service(1, "10.244.0.1"));
+        try (ManifestSource src = new ManifestSource(sub, store)) {
+            src.start(true);
+            store.snapshot();
+            Files.delete(sub.resolve("a.yaml"));
+            Files.delete(sub);
+            eventually(() -> !store.snapshot().state().services().containsKey(id(1)), "the removed files' objects go");
+            Files.createDirectory(sub);
+            Files.writeString(sub.resolve("b.yaml"), service(2, "10.244.0.5"));
+            eventually(() -> store.snapshot().state().services().containsKey(id(2)), "the new directory is read");
+            replace0(sub, "b.yaml", service(2, "10.244.0.6"));
+            eventually(() -> addresses(store.snapshot().state(), 2).equals(List.of("10.244.0.6:8080")),
+                    "and watched again");
+        }
+    }
+
+    private static void replace0(Path d, String name, String text) throws IOException {
+        Path tmp = d.resolve("." + name + ".tmp");
+        Files.writeString(tmp, text);
+        Files.move(tmp, d.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    @Test
+    void anOversizedFileIsRefusedUnread() throws Exception {
+        Path big = dir.resolve("big.yaml");
+        try (var ch = java.nio.channels.FileChannel.open(big, java.nio.file.StandardOpenOption.CREATE_NEW,
+                java.nio.file.StandardOpenOption.WRITE, java.nio.file.StandardOpenOption.SPARSE)) {
+            ch.write(java.nio.ByteBuffer.wrap(new byte[] {'#'}), ManifestSource.MAX_FILE_BYTES);
+        }
+        Files.writeString(dir.resolve("ok.yaml"), service(1, "10.244.0.1"));
+        ObjectStore store = new ObjectStore("node-a");
+        try (ManifestSource src = new ManifestSource(dir, store)) {
+            src.start(false);
+            ObjectStore.Snapshot s = store.snapshot();
+            assertTrue(s.errors().get("file big.yaml").contains("the limit is 64 MiB"), s.errors().toString());
+            assertEquals(1, s.state().services().size());
+            assertEquals(1, src.filesRead(), "the big file was not read");
+        }
+    }
+}
