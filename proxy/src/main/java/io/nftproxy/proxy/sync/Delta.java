@@ -61,9 +61,8 @@ final class Delta {
 
     private void compute() {
         // Chains and sets are owned by exactly one contributor: compare old and new fragment.
-        Map<String, Integer> refDelta = new HashMap<>();
-        Map<String, Map<Bytes, List<SetElement>>> added = new HashMap<>();
-        Map<String, Map<Bytes, Integer>> removedRefs = new HashMap<>();
+        // Elements may be shared: per set and key, count the contributions that go and come.
+        Map<String, Map<Bytes, Tally>> tallies = new LinkedHashMap<>();
         for (Map.Entry<String, Fragment> e : replaced.entrySet()) {
             Fragment old = state.fragments.getOrDefault(e.getKey(), Fragment.EMPTY);
             Fragment neu = e.getValue() == null ? Fragment.EMPTY : e.getValue();
@@ -97,15 +96,18 @@ final class Delta {
                 }
             }
             for (Map.Entry<String, List<SetElement>> els : old.elements().entrySet()) {
-                Map<Bytes, Integer> r = removedRefs.computeIfAbsent(els.getKey(), k -> new HashMap<>());
+                Map<Bytes, Tally> t = tallies.computeIfAbsent(els.getKey(), k -> new HashMap<>());
                 for (SetElement el : els.getValue()) {
-                    r.merge(el.key(), 1, Integer::sum);
+                    t.computeIfAbsent(el.key(), k -> new Tally()).minus++;
                 }
             }
             for (Map.Entry<String, List<SetElement>> els : neu.elements().entrySet()) {
-                Map<Bytes, List<SetElement>> a = added.computeIfAbsent(els.getKey(), k -> new HashMap<>());
+                Map<Bytes, Tally> t = tallies.computeIfAbsent(els.getKey(), k -> new HashMap<>());
                 for (SetElement el : els.getValue()) {
-                    a.computeIfAbsent(el.key(), k -> new ArrayList<>()).add(el);
+                    Tally tally = t.computeIfAbsent(el.key(), k -> new Tally());
+                    if (tally.plus++ == 0) {
+                        tally.first = el;
+                    }
                 }
             }
         }
@@ -123,39 +125,45 @@ final class Delta {
                 setsAdded.remove(s);
             }
         }
-        // Elements may be shared: count contributors per key.
-        Set<String> touchedSets = new LinkedHashSet<>(added.keySet());
-        touchedSets.addAll(removedRefs.keySet());
-        for (String set : touchedSets) {
+        for (Map.Entry<String, Map<Bytes, Tally>> st : tallies.entrySet()) {
+            String set = st.getKey();
             boolean setGone = setsRemoved.containsKey(set) && !setsAdded.containsKey(set);
             boolean setNew = setsAdded.containsKey(set);
             Map<Bytes, TableState.Contribution> committed = state.elements.getOrDefault(set, Map.of());
-            Map<Bytes, TableState.Contribution> next = new HashMap<>();
-            Set<Bytes> keys = new LinkedHashSet<>(added.getOrDefault(set, Map.of()).keySet());
-            keys.addAll(removedRefs.getOrDefault(set, Map.of()).keySet());
-            for (Bytes k : keys) {
+            Map<Bytes, TableState.Contribution> next = new HashMap<>(st.getValue().size() * 4 / 3 + 1);
+            List<SetElement> adds = new ArrayList<>();
+            List<SetElement> removes = new ArrayList<>();
+            for (Map.Entry<Bytes, Tally> te : st.getValue().entrySet()) {
+                Bytes k = te.getKey();
+                Tally tally = te.getValue();
                 TableState.Contribution was = committed.get(k);
                 int oldRefs = was == null ? 0 : was.refs();
-                List<SetElement> plus = added.getOrDefault(set, Map.of()).getOrDefault(k, List.of());
-                int refs = oldRefs - removedRefs.getOrDefault(set, Map.of()).getOrDefault(k, 0) + plus.size();
-                SetElement el = !plus.isEmpty() ? plus.get(0) : (was == null ? null : was.element());
+                int refs = oldRefs - tally.minus + tally.plus;
+                SetElement el = tally.first != null ? tally.first : (was == null ? null : was.element());
                 next.put(k, refs > 0 ? new TableState.Contribution(el, refs) : null);
                 boolean present = oldRefs > 0 && !setNew;
                 if (refs <= 0) {
                     if (present && !setGone) {
-                        elementsRemoved.computeIfAbsent(set, x -> new ArrayList<>()).add(was.element());
+                        removes.add(was.element());
                     }
                 } else if (!present) {
-                    elementsAdded.computeIfAbsent(set, x -> new ArrayList<>()).add(el);
+                    adds.add(el);
                 } else if (!el.equals(was.element()) || reassert) {
                     if (!reassert) {
-                        elementsRemoved.computeIfAbsent(set, x -> new ArrayList<>()).add(was.element());
+                        removes.add(was.element());
                     }
-                    elementsAdded.computeIfAbsent(set, x -> new ArrayList<>()).add(el);
+                    adds.add(el);
                 }
+            }
+            if (!adds.isEmpty()) {
+                elementsAdded.put(set, adds);
+            }
+            if (!removes.isEmpty()) {
+                elementsRemoved.put(set, removes);
             }
             newContributions.put(set, next);
         }
+        Set<String> touchedSets = tallies.keySet();
         if (reassert) {
             // Re-send every element of every managed set that stays, after flushing it.
             Set<String> all = new LinkedHashSet<>(state.sets.keySet());
@@ -262,7 +270,12 @@ final class Delta {
             if (!state.sets.containsKey(set)) {
                 return;
             }
-            Map<Bytes, TableState.Contribution> target = state.elements.computeIfAbsent(set, k -> new HashMap<>());
+            Map<Bytes, TableState.Contribution> target = state.elements.get(set);
+            if (target == null || target.isEmpty()) {
+                m.values().removeIf(Objects::isNull); // a new set: adopt the map instead of copying it
+                state.elements.put(set, m);
+                return;
+            }
             m.forEach((k, v) -> {
                 if (v == null) {
                     target.remove(k);
@@ -271,6 +284,13 @@ final class Delta {
                 }
             });
         });
+    }
+
+    /** How many contributions of one element go and come in this change, and the first that comes. */
+    private static final class Tally {
+        int minus;
+        int plus;
+        SetElement first;
     }
 
     int changedChains() {
