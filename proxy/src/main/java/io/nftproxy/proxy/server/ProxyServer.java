@@ -88,10 +88,14 @@ public final class ProxyServer implements AutoCloseable {
                 parts.add(healthServer);
             }
             if (driftClient != null) {
-                parts.add(new DriftWatcher(netns, cfg.table(), driftClient.portId(), () -> {
+                DriftWatcher drift = new DriftWatcher(netns, cfg.table(), driftClient.portId(), () -> {
                     metrics.driftRepaired();
                     loop.requestFullSync();
-                }));
+                });
+                parts.add(drift);
+                if (backend instanceof Syncer s) {
+                    s.commitThrough(tx -> drift.commitQuietly(driftClient, tx));
+                }
             }
         } catch (IOException | RuntimeException e) {
             close();

@@ -6,9 +6,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.netlink.nft.CommitStats;
+import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftEvent;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.NftMonitor;
+import io.nftproxy.netlink.nft.Transaction;
 
 /**
  * Watches the kernel's nf_tables events for changes to our tables made by anyone but us (an
@@ -25,6 +28,8 @@ public final class DriftWatcher implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
     private long lastWarnNanos = Long.MIN_VALUE / 2;
+    private final java.util.concurrent.atomic.AtomicLong eventsRead = new java.util.concurrent.atomic.AtomicLong();
+    private volatile String lastTable;
 
     public DriftWatcher(NetNamespace ns, String table, int ourPortId, Runnable repair) throws NftException {
         this.monitor = NftMonitor.open(ns);
@@ -40,6 +45,10 @@ public final class DriftWatcher implements AutoCloseable {
         while (!closed) {
             try {
                 NftEvent e = monitor.next(Duration.ofSeconds(1));
+                if (e != null && e.type() != NftEvent.Type.GENERATION) {
+                    eventsRead.incrementAndGet();
+                    lastTable = e.table();
+                }
                 if (e == null || e.type() == NftEvent.Type.GENERATION || !table.equals(e.table())) {
                     continue;
                 }
@@ -61,6 +70,53 @@ public final class DriftWatcher implements AutoCloseable {
                 repair.run();
             }
         }
+    }
+
+    /**
+     * Commits our own transaction without listening: the kernel then builds no event per element
+     * (see {@link NftMonitor#pause()}). A commit by anyone else in that window still shows in the
+     * generation id: our commit moves it by one (or not at all when it changed nothing), so a move
+     * by more means someone else committed too, and then we repair. (A foreign commit beside a
+     * commit of ours that changed nothing moves it by one and goes unseen here; the periodic full
+     * sync re-asserts our rules anyway.)
+     */
+    public CommitStats commitQuietly(NftClient client, Transaction tx) throws NftException {
+        return commitQuietly(client, () -> client.commit(tx));
+    }
+
+    /** The same, around any commit through {@code client} (tests put a foreign commit in the window). */
+    CommitStats commitQuietly(NftClient client, Commit commit) throws NftException {
+        long before = client.generation();
+        monitor.pause();
+        boolean ok = false;
+        try {
+            CommitStats stats = commit.run();
+            ok = true;
+            return stats;
+        } finally {
+            monitor.resume();
+            long after = client.generation();
+            long moved = (after - before) & 0xffffffffL;
+            if (moved > (ok ? 1 : 0)) {
+                LOG.info("nf_tables changed while we committed (generation {} to {}); checking our rules", before, after);
+                repair.run();
+            }
+        }
+    }
+
+    /** How many nf_tables object events reached us (ours included, had we listened). */
+    long eventsRead() {
+        return eventsRead.get();
+    }
+
+    /** The table of the last object event read. */
+    String lastTable() {
+        return lastTable;
+    }
+
+    @FunctionalInterface
+    interface Commit {
+        CommitStats run() throws NftException;
     }
 
     @Override

@@ -45,11 +45,24 @@ public final class Syncer implements Backend {
     /** Service ports the kernel refused, with the definition it refused; retried when it changes. */
     private final Map<ServicePortName, ServicePort> refused = new HashMap<>();
     private ProxyState lastState;
+    private Committer committer;
+
+    /** How a transaction reaches the kernel (the drift watcher commits without listening). */
+    @FunctionalInterface
+    public interface Committer {
+        io.nftproxy.netlink.nft.CommitStats commit(Transaction tx) throws NftException;
+    }
 
     public Syncer(NftClient client, NftRenderer renderer, String tableName) {
         this.client = client;
         this.renderer = renderer;
         this.tableName = tableName;
+        this.committer = client::commit;
+    }
+
+    /** Sends every later commit through {@code c}. */
+    public void commitThrough(Committer c) {
+        this.committer = c;
     }
 
     /** Whether the next sync must be full (nothing committed yet). */
@@ -130,7 +143,7 @@ public final class Syncer implements Backend {
             }
             long renderNanos = System.nanoTime() - t0;
             try {
-                io.nftproxy.netlink.nft.CommitStats st = client.commit(tx);
+                io.nftproxy.netlink.nft.CommitStats st = committer.commit(tx);
                 committed.putAll(fresh);
                 int changedChains = 0;
                 for (Delta d : deltas.values()) {
