@@ -124,6 +124,8 @@ public final class Syncer implements Backend {
                 for (ServicePortName id : ids) {
                     ServicePort svc = state.services().get(id);
                     Fragment frag = svc == null || refused.containsKey(id) ? null
+                            : unchanged(id, svc, state, nodeChanged) && ts.fragments.containsKey(id.toString())
+                            ? ts.fragments.get(id.toString()) // a full sync re-sends it; no need to render it again
                             : renderer.service(f, svc, state.endpointsOf(id), state.node());
                     if (frag == Fragment.EMPTY) {
                         frag = null;
@@ -165,6 +167,12 @@ public final class Syncer implements Backend {
                 touched.add(culprit);
             }
         }
+    }
+
+    /** Whether a service port's inputs are what the last committed sync rendered it from. */
+    private boolean unchanged(ServicePortName id, ServicePort svc, ProxyState state, boolean nodeChanged) {
+        return lastState != null && !nodeChanged && svc.equals(lastState.services().get(id))
+                && state.endpointsOf(id).equals(lastState.endpointsOf(id));
     }
 
     private int count(java.util.function.ToIntFunction<TableState> f) {
