@@ -65,16 +65,22 @@ public final class Transaction {
     @Override
     public String toString() {
         // Element keys print by their set's type when the set is declared in this transaction.
+        // Sets are found by family and table too: ip and ip6 tables hold sets of the same name.
         java.util.Map<String, NftSet> sets = new java.util.HashMap<>();
         for (Op op : ops) {
             if (op.object() instanceof NftSet s) {
-                sets.put(s.name(), s);
+                sets.put(setKey(s, s.name()), s);
             }
         }
         StringBuilder sb = new StringBuilder();
         for (Op op : ops) {
-            sb.append(NftPrinter.operation(op, sets::get)).append('\n');
+            NftObject o = op.object();
+            sb.append(NftPrinter.operation(op, name -> sets.get(setKey(o, name)))).append('\n');
         }
         return sb.toString();
+    }
+
+    private static String setKey(NftObject where, String name) {
+        return where.family().keyword() + ' ' + where.table() + ' ' + name;
     }
 }

@@ -69,4 +69,21 @@ class ModelTest {
                 destroy table ip6 old
                 """, tx.toString());
     }
+
+    @Test
+    void setsOfTheSameNameInTwoFamiliesPrintByTheirOwnTypes() {
+        NftSet v4 = NftSet.set(Family.IP, "t", "pairs", DataType.IPV4_ADDR, DataType.IPV4_ADDR);
+        NftSet v6 = NftSet.set(Family.IP6, "t", "pairs", DataType.IPV6_ADDR, DataType.IPV6_ADDR);
+        Transaction tx = new Transaction()
+                .add(v6)
+                .add(v4)
+                .add(Elements.of(v4, List.of(SetElement.of(Fixture.key(Bytes.ip("10.0.0.1"), Bytes.ip("10.0.0.2"))))))
+                .add(Elements.of(v6, List.of(SetElement.of(Fixture.key(Bytes.ip("fd00::1"), Bytes.ip("fd00::2"))))));
+        assertEquals("""
+                add set ip6 t pairs { type ipv6_addr . ipv6_addr; }
+                add set ip t pairs { type ipv4_addr . ipv4_addr; }
+                add element ip t pairs { 10.0.0.1 . 10.0.0.2 }
+                add element ip6 t pairs { fd00::1 . fd00::2 }
+                """, tx.toString());
+    }
 }

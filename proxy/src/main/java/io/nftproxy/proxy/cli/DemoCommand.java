@@ -212,7 +212,7 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
-    private static Path examples() throws IOException {
+    static Path examples() throws IOException {
         Path dir = Files.createTempDirectory("nftproxy-demo");
         try (InputStream in = DemoCommand.class.getResourceAsStream("/io/nftproxy/demo/services.yaml")) {
             if (in == null) {
@@ -223,7 +223,7 @@ final class DemoCommand implements Callable<Integer> {
         return dir;
     }
 
-    private static void deleteTree(Path dir) throws IOException {
+    static void deleteTree(Path dir) throws IOException {
         try (var s = Files.walk(dir)) {
             s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }

@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 @Command(name = "nftproxy", mixinStandardHelpOptions = true, version = "nftproxy 0.1.0",
         description = "A Kubernetes service proxy that programs nf_tables over netlink.",
         subcommands = {DemoCommand.class, RunCommand.class, DumpCommand.class, CleanupCommand.class, BenchCommand.class,
-            BenchNetlinkCommand.class})
+            BenchNetlinkCommand.class, SelftestCommand.class})
 public final class Main {
     public static void main(String[] args) {
         System.exit(execute(args));
@@ -18,6 +18,9 @@ public final class Main {
         CommandLine cl = new CommandLine(new Main());
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             cmd.getErr().println("nftproxy: " + Errors.explain(ex));
+            if (System.getenv("NFTPROXY_DEBUG") != null) {
+                ex.printStackTrace(cmd.getErr()); // the whole chain, for bug reports
+            }
             return 1;
         });
         return cl.execute(args);

@@ -17,6 +17,7 @@ import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.iptables.IptablesSyncer;
 import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.sync.Backend;
+import io.nftproxy.proxy.sync.DryRun;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.source.KubernetesSource;
@@ -77,6 +78,9 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--once", description = "One full sync, then exit.")
     boolean once;
 
+    @Option(names = "--dry-run", description = "With --once: print the transaction in nft syntax instead of committing it (no root needed).")
+    boolean dryRun;
+
     @Option(names = "--mode", paramLabel = "nftables|iptables", defaultValue = "nftables", description = "Backend (default: ${DEFAULT-VALUE}).")
     String mode;
 
@@ -132,13 +136,17 @@ final class RunCommand implements Callable<Integer> {
             System.err.println("nftproxy: give exactly one of --manifests DIR, --kubeconfig PATH or --in-cluster");
             return 2;
         }
+        if (dryRun && (!once || iptablesMode())) {
+            System.err.println("nftproxy: --dry-run needs --once and --mode nftables");
+            return 2;
+        }
         ConfigFile file = config == null ? null : ConfigFile.read(config);
         ProxyConfig cfg = proxyConfig(file);
         ObjectStore store = new ObjectStore(cfg.hostname());
-        boolean iptables = "iptables".equals(mode);
-        try (NftClient client = iptables ? null : NftClient.open(ns.namespace());
+        boolean iptables = iptablesMode();
+        try (NftClient client = iptables || dryRun ? null : NftClient.open(ns.namespace());
              AutoCloseable source = startSource(store)) {
-            Backend backend = iptables ? new IptablesSyncer(cfg, ns.netns) : new Syncer(client, new NftRenderer(cfg), cfg.table());
+            Backend backend = iptables ? new IptablesSyncer(cfg, ns.netns) : syncer(client, cfg);
             SyncListener log = new SyncListener() {
                 @Override
                 public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
@@ -155,7 +163,7 @@ final class RunCommand implements Callable<Integer> {
                     ObjectStore.Snapshot snap = store.snapshot();
                     snap.errors().values().forEach(e -> System.err.println("nftproxy: " + e));
                     r.rejectedServices().forEach(e -> System.err.println("nftproxy: kernel refused " + e));
-                    System.out.println("synced " + r.chains() + " chains, " + r.rules() + " rules, " + r.elements()
+                    System.out.println((dryRun ? "dry run: would sync " : "synced ") + r.chains() + " chains, " + r.rules() + " rules, " + r.elements()
                             + " set elements into " + (iptables ? "iptables chains KUBE-*" : "table " + cfg.table())
                             + (ns.netns == null ? "" : " in namespace " + ns.netns));
                     return 0;
@@ -163,6 +171,18 @@ final class RunCommand implements Callable<Integer> {
             }
             return serve(cfg, file, store, backend, client, log);
         }
+    }
+
+    private boolean iptablesMode() {
+        return "iptables".equals(mode);
+    }
+
+    private Syncer syncer(NftClient client, ProxyConfig cfg) {
+        Syncer s = new Syncer(client, new NftRenderer(cfg), cfg.table());
+        if (dryRun) {
+            s.commitThrough(new DryRun(tx -> System.out.println(tx)));
+        }
+        return s;
     }
 
     /** The long-running proxy, until SIGTERM. */

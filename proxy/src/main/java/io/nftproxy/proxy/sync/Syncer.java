@@ -57,7 +57,9 @@ public final class Syncer implements Backend {
         this.client = client;
         this.renderer = renderer;
         this.tableName = tableName;
-        this.committer = client::commit;
+        this.committer = client == null ? tx -> {
+            throw new IllegalStateException("no kernel client: give a committer");
+        } : client::commit;
     }
 
     /** Sends every later commit through {@code c}. */
@@ -211,7 +213,7 @@ public final class Syncer implements Backend {
         return new ServicePortName(ns, name, port, io.nftproxy.proxy.model.Protocol.valueOf(proto.toUpperCase(java.util.Locale.ROOT)));
     }
 
-    /** Deletes our tables (and forgets what we committed). */
+    /** Deletes our tables (and forgets what we committed). Needs the client. */
     public void cleanup() throws NftException {
         Transaction tx = new Transaction();
         for (IpFamily f : IpFamily.values()) {

@@ -1,0 +1,87 @@
+package io.nftproxy.proxy.cli;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.iptables.IptablesRenderer;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.source.ManifestSource;
+import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.DryRun;
+import io.nftproxy.proxy.sync.SyncListener;
+import io.nftproxy.proxy.sync.SyncLoop;
+import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.sync.Syncer;
+import picocli.CommandLine.Command;
+
+/**
+ * The whole path without a kernel: the demo's manifests are read, modelled, rendered to both
+ * backends and encoded into netlink messages, and nothing is committed. It needs no root, so it
+ * answers "does this build work on this machine", and the build runs it to record the classes
+ * a run loads into the start-up archive ({@code -XX:ArchiveClassesAtExit}).
+ */
+@Command(name = "selftest", mixinStandardHelpOptions = true,
+        description = "Run the whole path on the demo manifests without committing (no root needed).")
+final class SelftestCommand implements Callable<Integer> {
+
+    @Override
+    public Integer call() throws Exception {
+        Path dir = DemoCommand.examples();
+        try {
+            ProxyConfig cfg = new ProxyConfig("demo-node", List.of(Inet.parse("192.168.50.2")),
+                    List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
+                    Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
+            ObjectStore store = new ObjectStore(cfg.hostname());
+            AtomicLong ops = new AtomicLong();
+            AtomicLong textChars = new AtomicLong();
+            Syncer syncer = new Syncer(null, new NftRenderer(cfg), cfg.table());
+            syncer.commitThrough(new DryRun(tx -> {
+                ops.addAndGet(tx.size());
+                textChars.addAndGet(tx.toString().length());
+            }));
+            SyncResult r;
+            try (ManifestSource src = new ManifestSource(dir, store);
+                 SyncLoop loop = new SyncLoop(store, syncer, cfg.minSyncPeriod(), cfg.syncPeriod(), new SyncListener() {
+                 })) {
+                src.start(false);
+                r = loop.syncOnce(true);
+            }
+            ObjectStore.Snapshot snap = store.snapshot();
+            int restoreLines = 0;
+            for (IpFamily f : IpFamily.values()) {
+                restoreLines += new IptablesRenderer(cfg).render(snap.state(), f).restore().split("\n").length;
+            }
+            String kernel = kernelSocket();
+            int ports = snap.state().services().size();
+            if (ports == 0 || ops.get() == 0 || !snap.errors().isEmpty() || !r.rejectedServices().isEmpty()) {
+                System.err.println("selftest: FAILED: " + ports + " service ports, " + ops.get() + " operations, errors "
+                        + snap.errors().values() + ", rejected " + r.rejectedServices());
+                return 1;
+            }
+            System.out.println("selftest: ok: " + ports + " service ports -> " + ops.get() + " nf_tables operations in "
+                    + r.commit().messages() + " netlink messages (" + r.commit().bytes() + " bytes, " + textChars.get()
+                    + " chars as nft text), " + restoreLines + " lines of iptables-restore input; " + kernel);
+            return 0;
+        } finally {
+            DemoCommand.deleteTree(dir);
+        }
+    }
+
+    /** Opens (and closes) a netlink socket, which loads the native bindings; no privilege is needed to open one. */
+    private static String kernelSocket() {
+        try (NftClient c = NftClient.open()) {
+            return "netlink socket opened";
+        } catch (NftException e) {
+            return "netlink socket not available (" + e.getMessage() + ")";
+        }
+    }
+}

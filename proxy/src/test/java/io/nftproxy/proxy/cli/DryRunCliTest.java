@@ -1,0 +1,82 @@
+package io.nftproxy.proxy.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The commands that need no kernel: {@code selftest} and {@code run --once --dry-run}. Run without root. */
+class DryRunCliTest {
+    record Result(int exit, String out, String err) {
+    }
+
+    static Result cli(String... args) {
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            int code = Main.execute(args);
+            return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+
+    @Test
+    void selftestRunsTheWholePathOnTheDemoManifests() {
+        Result r = cli("selftest");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().startsWith("selftest: ok: 4 service ports -> "), r.out());
+    }
+
+    @Test
+    void dryRunPrintsTheTransactionAndSkipsBadObjects(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("svc.yaml"), """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: web, namespace: shop}
+                spec:
+                  clusterIP: 10.96.0.10
+                  ports: [{name: http, port: 80, targetPort: 8080}]
+                ---
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
+                addressType: IPv4
+                ports: [{name: http, port: 8080}]
+                endpoints: [{addresses: [10.244.1.2]}]
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: broken, namespace: shop}
+                spec:
+                  clusterIP: 10.96.0.11
+                  ports: [{port: 99999}]
+                """);
+        Result r = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "node-a");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("add table ip nftproxy"), r.out());
+        assertTrue(r.out().contains("10.96.0.10 . tcp . 80"), "the service's map element is printed by its types");
+        assertTrue(r.out().contains("10.244.1.2"), "the endpoint is printed");
+        assertTrue(r.out().contains("dry run: would sync "), r.out());
+        assertTrue(r.err().contains("shop/broken"), "the bad service is named: " + r.err());
+    }
+
+    @Test
+    void dryRunNeedsOnce(@TempDir Path dir) {
+        Result r = cli("run", "--manifests", dir.toString(), "--dry-run");
+        assertEquals(2, r.exit());
+        assertTrue(r.err().contains("--dry-run needs --once"), r.err());
+    }
+}
