@@ -26,6 +26,9 @@ import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.bench.BenchState;
+import io.nftproxy.proxy.bench.BenchYaml;
+import io.nftproxy.proxy.bench.DaemonBench;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.sync.SyncResult;
 import io.nftproxy.proxy.sync.Syncer;
@@ -53,6 +56,17 @@ final class BenchCommand implements Callable<Integer> {
             + " services, then one full sync), in another fresh namespace.")
     boolean runOnce;
 
+    @Option(names = "--watch", description = "Also run the daemon on a watched directory of one file per service and"
+            + " time file replacements to the kernel's ack, in another fresh namespace.")
+    boolean watch;
+
+    @Option(names = "--informers", description = "Also run the daemon's informers against fabric8's mock API server in"
+            + " this JVM: start to first full sync, EndpointSlice update to the kernel's ack.")
+    boolean informers;
+
+    @Option(names = "--daemon-changes", defaultValue = "200", description = "Changes timed in --watch and --informers (default: ${DEFAULT-VALUE}).")
+    int daemonChanges;
+
     @Option(names = "--compare-kube-proxy-layout", description = "Also time nft -f of kube-proxy's nftables-mode layout"
             + " (per-service numgen vmap, per-endpoint chains) for the same services, in another fresh namespace.")
     boolean compareKubeProxy;
@@ -67,45 +81,13 @@ final class BenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    static ProxyConfig config() {
-        return new ProxyConfig("node-a", List.of(ip(0xc0a83202)), List.of(Cidr.parse("10.128.0.0/9")),
-                List.of(Cidr.parse("10.96.0.0/12")), List.of(), false, 14, Duration.ZERO, Duration.ofSeconds(30), "nftproxy");
-    }
-
-    static InetAddress ip(int v) {
-        try {
-            return InetAddress.getByAddress(new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v});
-        } catch (UnknownHostException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** N services, each one TCP port with k ready endpoints spread over 100 nodes; every tenth a NodePort. */
-    static ProxyState synthetic(int n, int k, int generation) {
-        TreeMap<ServicePortName, ServicePort> svcs = new TreeMap<>();
-        Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
-        int svcBase = 0x0a600000; // 10.96.0.0
-        int podBase = 0x0a800000; // 10.128.0.0
-        for (int i = 0; i < n; i++) {
-            ServicePortName id = new ServicePortName("bench", "svc-" + i, "http", Protocol.TCP);
-            svcs.put(id, new ServicePort(id, List.of(ip(svcBase + i + 1)), 80, i % 10 == 0 ? 30000 + i % 2000 : 0,
-                    List.of(), List.of(), List.of(), false, false, 0, 0));
-            List<Endpoint> list = new ArrayList<>(k);
-            for (int j = 0; j < k; j++) {
-                list.add(Endpoint.ready(ip(podBase + (i * k + j + generation * 7) % 0x7fffff), 8080, "node-" + (j % 100)));
-            }
-            eps.put(id, list);
-        }
-        return new ProxyState(svcs, eps, new NodeInfo("node-a", null, List.of(ip(0xc0a83202)), false));
-    }
-
     private void run(int n) throws Exception {
         String nsName = "nftproxy-bench-" + ProcessHandle.current().pid();
         exec("ip", "netns", "add", nsName);
         try (NftClient client = NftClient.open(NetNamespace.named(nsName))) {
-            NftRenderer renderer = new NftRenderer(config());
+            NftRenderer renderer = new NftRenderer(BenchState.config());
             Syncer syncer = new Syncer(client, renderer, "nftproxy");
-            ProxyState state = synthetic(n, endpoints, 0);
+            ProxyState state = BenchState.synthetic(n, endpoints, 0);
             System.gc();
             long t0 = System.nanoTime();
             SyncResult full = syncer.sync(state, null);
@@ -116,9 +98,9 @@ final class BenchCommand implements Callable<Integer> {
             // One endpoint of one service replaced; then one endpoint added (the service moves to
             // another pick-k chain: a verdict changes). Timed from the new model to the kernel's ack.
             long[] lat = timeChanges(syncer, svcs, eps, state, c -> (c * 7919) % n,
-                    (list, c) -> list.set(c % list.size(), Endpoint.ready(ip(0x0b000000 + c), 8080, "node-x")));
+                    (list, c) -> list.set(c % list.size(), Endpoint.ready(BenchState.ip(0x0b000000 + c), 8080, "node-x")));
             long[] add = timeChanges(syncer, svcs, eps, state, c -> (c * 104_729 + 13) % n,
-                    (list, c) -> list.add(Endpoint.ready(ip(0x0c000000 + c), 8080, "node-y")));
+                    (list, c) -> list.add(Endpoint.ready(BenchState.ip(0x0c000000 + c), 8080, "node-y")));
             System.out.printf("%-9d %-9d %10.0f %10.0f %10.0f %10.0f %10d %9.2f %9.2f %9.2f %9.2f %9.2f%n", n, endpoints,
                     fullNanos / 1e6, full.renderNanos() / 1e6, full.commit().encodeNanos() / 1e6,
                     full.commit().kernelNanos() / 1e6, full.commit().messages(),
@@ -131,8 +113,35 @@ final class BenchCommand implements Callable<Integer> {
             if (runOnce) {
                 timeRunOnce(state, nsName);
             }
+            if (watch) {
+                daemon("watched directory of " + n + " files; file replaced", state, nsName + "-w",
+                        (cfg, ns) -> DaemonBench.watchedDirectory(cfg, state, ns, daemonChanges));
+            }
+            if (informers) {
+                daemon("informers on the mock API; EndpointSlice updated", state, nsName + "-i",
+                        (cfg, ns) -> DaemonBench.informers(cfg, state, ns, daemonChanges));
+            }
         } finally {
             exec("ip", "netns", "del", nsName);
+        }
+    }
+
+    private interface DaemonRun {
+        DaemonBench.Figures run(io.nftproxy.proxy.config.ProxyConfig cfg, String netns) throws Exception;
+    }
+
+    private void daemon(String what, ProxyState state, String netns, DaemonRun body) throws Exception {
+        exec("ip", "netns", "add", netns);
+        try {
+            DaemonBench.Figures f = body.run(BenchState.config(), netns);
+            System.out.printf("          daemon, %s: start to first full sync %.0f ms; change to kernel ack p50 %.2f ms,"
+                            + " p99 %.2f ms, max %.2f ms (%d changes%s%s); daemon's heap after GC %d MB (bench JVM RSS %d MB)%n",
+                    what, f.startNanos() / 1e6, f.p(0.5), f.p(0.99), f.p(1), f.latencies().length,
+                    f.filesRead() > 0 ? ", " + f.filesRead() + " files re-read" : "",
+                    f.apiLatencies().length > 0 ? String.format(", of which the API's answer p50 %.2f ms", f.apiP(0.5)) : "",
+                    f.heapBytes() >> 20, f.rssBytes() >> 20);
+        } finally {
+            exec("ip", "netns", "del", netns);
         }
     }
 
@@ -155,43 +164,75 @@ final class BenchCommand implements Callable<Integer> {
         return lat;
     }
 
-    /** The same services as manifests, through the command line's run --once (parse, convert, sync). */
+    /**
+     * The same services as one YAML file, through {@code run --manifests DIR --once} in a fresh
+     * JVM started as bin/nftproxy starts it (the build's class-data-sharing archive, C1 only):
+     * the wall clock a user sees, start-up and reading included. Peak RSS is sampled from /proc.
+     */
     private void timeRunOnce(ProxyState state, String ours) throws Exception {
         Path dir = Files.createTempDirectory("nftproxy-bench-manifests");
         String other = ours + "-once";
         try {
+            // Files of up to 5,000 services (about 6 MB): one file per namespace-sized group, as
+            // large clusters' manifests come, and within the 64 MiB limit on one file.
             StringBuilder sb = new StringBuilder();
+            long bytes = 0;
+            int i = 0;
             for (ServicePort svc : state.services().values()) {
-                String ip = svc.clusterIPs().get(0).getHostAddress();
-                String name = svc.id().name();
-                sb.append("apiVersion: v1\nkind: Service\nmetadata: {name: ").append(name).append(", namespace: bench}\n")
-                        .append("spec: {clusterIP: ").append(ip).append(", ports: [{name: http, port: 80")
-                        .append(svc.nodePort() != 0 ? ", nodePort: " + svc.nodePort() : "").append("}]")
-                        .append(svc.nodePort() != 0 ? ", type: NodePort" : "").append("}\n---\n");
-                sb.append("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: ").append(name)
-                        .append("-x, namespace: bench, labels: {kubernetes.io/service-name: ").append(name)
-                        .append("}}\naddressType: IPv4\nports: [{name: http, port: 8080, protocol: TCP}]\nendpoints:\n");
-                for (Endpoint e : state.endpointsOf(svc.id())) {
-                    sb.append("- {addresses: [\"").append(e.address().getHostAddress()).append("\"], nodeName: ")
-                            .append(e.nodeName()).append("}\n");
+                BenchYaml.append(sb, svc, state.endpointsOf(svc.id()), "-x");
+                if (++i % 5000 == 0 || i == state.services().size()) {
+                    Files.writeString(dir.resolve(String.format("services-%03d.yaml", i / 5000)), sb);
+                    bytes += sb.length();
+                    sb.setLength(0);
                 }
-                sb.append("---\n");
             }
-            Files.writeString(dir.resolve("services.yaml"), sb);
             exec("ip", "netns", "add", other);
-            long t0 = System.nanoTime();
-            int code = Main.execute("run", "--manifests", dir.toString(), "--netns", other, "--once",
+            List<String> cmd = new ArrayList<>(freshJvm());
+            cmd.addAll(List.of("run", "--manifests", dir.toString(), "--netns", other, "--once",
                     "--hostname-override", "node-a", "--cluster-cidr", "10.128.0.0/9", "--service-cidr", "10.96.0.0/12",
-                    "--node-ip", "192.168.50.2");
+                    "--node-ip", "192.168.50.2"));
+            long t0 = System.nanoTime();
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            long peak = 0;
+            while (!p.waitFor(5, TimeUnit.MILLISECONDS)) {
+                peak = Math.max(peak, peakRss(p.pid()));
+            }
             long took = System.nanoTime() - t0;
-            System.out.printf("          run --manifests (%.1f MB of YAML) --once: %.0f ms, exit %d%n",
-                    sb.length() / 1e6, took / 1e6, code);
+            System.out.printf("          run --manifests (%.1f MB of YAML) --once, fresh JVM: %.0f ms wall, peak RSS >= %d MB, exit %d%n",
+                    bytes / 1e6, took / 1e6, peak >> 20, p.exitValue());
         } finally {
             exec("ip", "netns", "del", other);
             try (var s = Files.walk(dir)) {
                 s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
+    }
+
+    /** This JVM's java and jar, with the options bin/nftproxy gives a one-shot command. */
+    static List<String> freshJvm() {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        Path jar = Path.of(BenchCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath());
+        List<String> cmd = new ArrayList<>(List.of(java));
+        Path jsa = jar.resolveSibling("nftproxy.jsa");
+        if (Files.isRegularFile(jar) && Files.isRegularFile(jsa)) {
+            cmd.addAll(List.of("-XX:SharedArchiveFile=" + jsa, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"));
+        }
+        cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseParallelGC", "-cp", jar.toString(), Main.class.getName()));
+        return cmd;
+    }
+
+    /** VmHWM of a live process, 0 once it is gone. */
+    private static long peakRss(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+                if (line.startsWith("VmHWM:")) {
+                    return Long.parseLong(line.substring(6).trim().split("\\s+")[0]) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+        return 0;
     }
 
     /**

@@ -1,0 +1,58 @@
+package io.nftproxy.proxy.bench;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+
+/** The benchmark's node and generated services, the same for every backend and mode. */
+public final class BenchState {
+    private BenchState() {
+    }
+
+    public static ProxyConfig config() {
+        return new ProxyConfig("node-a", List.of(ip(0xc0a83202)), List.of(Cidr.parse("10.128.0.0/9")),
+                List.of(Cidr.parse("10.96.0.0/12")), List.of(), false, 14, Duration.ZERO, Duration.ofSeconds(30), "nftproxy");
+    }
+
+    public static InetAddress ip(int v) {
+        try {
+            return InetAddress.getByAddress(new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v});
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** N services, each one TCP port with k ready endpoints spread over 100 nodes; every tenth a NodePort
+     * (distinct up to 27,680 services). */
+    public static ProxyState synthetic(int n, int k, int generation) {
+        TreeMap<ServicePortName, ServicePort> svcs = new TreeMap<>();
+        Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
+        int svcBase = 0x0a600000; // 10.96.0.0
+        int podBase = 0x0a800000; // 10.128.0.0
+        for (int i = 0; i < n; i++) {
+            ServicePortName id = new ServicePortName("bench", "svc-" + i, "http", Protocol.TCP);
+            svcs.put(id, new ServicePort(id, List.of(ip(svcBase + i + 1)), 80, i % 10 == 0 ? 30000 + (i / 10) % 2768 : 0,
+                    List.of(), List.of(), List.of(), false, false, 0, 0));
+            List<Endpoint> list = new ArrayList<>(k);
+            for (int j = 0; j < k; j++) {
+                list.add(Endpoint.ready(ip(podBase + (i * k + j + generation * 7) % 0x7fffff), 8080, "node-" + (j % 100)));
+            }
+            eps.put(id, list);
+        }
+        return new ProxyState(svcs, eps, new NodeInfo("node-a", null, List.of(ip(0xc0a83202)), false));
+    }
+}
