@@ -6,7 +6,8 @@ import java.time.Instant;
 
 /**
  * The proxy's health as kube-proxy judges it: unhealthy once an update has waited longer than
- * the health timeout without a successful sync; for /healthz also while the node is being deleted.
+ * the health timeout without a successful sync, or at once while our rules are known to be
+ * missing from the kernel; for /healthz also while the node is being deleted.
  */
 public final class HealthState {
     private final Clock clock;
@@ -14,6 +15,7 @@ public final class HealthState {
     private Instant lastUpdated;
     private Instant oldestPending;
     private boolean nodeDeleting;
+    private boolean rulesMissing;
 
     public HealthState(Clock clock, Duration timeout) {
         this.clock = clock;
@@ -31,6 +33,16 @@ public final class HealthState {
     public synchronized void synced() {
         lastUpdated = clock.instant();
         oldestPending = null;
+        rulesMissing = false;
+    }
+
+    /**
+     * Someone else changed or removed our rules: unhealthy at once (not after the timeout), since
+     * the node's traffic is not being handled as it should, until a sync puts them back.
+     */
+    public synchronized void rulesMissing() {
+        rulesMissing = true;
+        queued();
     }
 
     public synchronized void nodeDeleting(boolean deleting) {
@@ -46,7 +58,7 @@ public final class HealthState {
 
     public synchronized Status status() {
         Instant now = clock.instant();
-        boolean healthy = oldestPending == null || !now.isAfter(oldestPending.plus(timeout));
+        boolean healthy = !rulesMissing && (oldestPending == null || !now.isAfter(oldestPending.plus(timeout)));
         return new Status(healthy, !nodeDeleting, lastUpdated, now);
     }
 }

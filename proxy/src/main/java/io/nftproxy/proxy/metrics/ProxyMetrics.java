@@ -155,7 +155,9 @@ public final class ProxyMetrics implements SyncListener {
                 .register(registry)).increment();
     }
 
-    public void driftRepaired() {
+    /** One repair committed, however many foreign events led to it. */
+    @Override
+    public void repaired() {
         driftRepairs.increment();
     }
 

@@ -62,6 +62,11 @@ public final class ProxyServer implements AutoCloseable {
             }
 
             @Override
+            public void driftSeen() {
+                health.rulesMissing(); // until the repair is committed
+            }
+
+            @Override
             public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
                 health.synced();
                 health.nodeDeleting(snap.state().node().deleting());
@@ -88,10 +93,7 @@ public final class ProxyServer implements AutoCloseable {
                 parts.add(healthServer);
             }
             if (driftClient != null) {
-                DriftWatcher drift = new DriftWatcher(netns, cfg.table(), driftClient.portId(), () -> {
-                    metrics.driftRepaired();
-                    loop.requestFullSync();
-                });
+                DriftWatcher drift = new DriftWatcher(netns, cfg.table(), driftClient.portId(), loop::requestRepair);
                 parts.add(drift);
                 if (backend instanceof Syncer s) {
                     s.commitThrough(tx -> drift.commitQuietly(driftClient, tx));

@@ -12,4 +12,12 @@ public interface Backend {
 
     /** Whether the next sync must be full. */
     boolean needsFull();
+
+    /**
+     * Forgets what was committed, so that the next sync rebuilds everything from nothing and
+     * replaces whatever the kernel holds now (after drift, or a failed sync whose effect on our
+     * record is unknown).
+     */
+    default void forgetCommitted() {
+    }
 }

@@ -15,7 +15,7 @@ import io.nftproxy.netlink.nft.Transaction;
 
 /**
  * Watches the kernel's nf_tables events for changes to our tables made by anyone but us (an
- * operator's nft, another program) and asks for a full sync to put our rules back. We never list
+ * operator's nft, another program) and asks for a repair: a sync that replaces our tables whole. We never list
  * our tables to find drift: the events say who changed what.
  */
 public final class DriftWatcher implements AutoCloseable {
@@ -56,7 +56,7 @@ public final class DriftWatcher implements AutoCloseable {
                     // One change by someone else is often many events: say it once a second.
                     long now = System.nanoTime();
                     if (now - lastWarnNanos > 1_000_000_000L) {
-                        LOG.warn("our table was changed by someone else ({}); re-asserting our rules", e);
+                        LOG.warn("our table was changed by someone else ({}); rebuilding our tables", e);
                         lastWarnNanos = now;
                     }
                     repair.run();
@@ -66,7 +66,7 @@ public final class DriftWatcher implements AutoCloseable {
                     return;
                 }
                 // Lost events (buffer overrun) may have hidden a change: repair to be sure.
-                LOG.warn("nf_tables events: {}; re-asserting our rules", ex.getMessage());
+                LOG.warn("nf_tables events: {}; rebuilding our tables to be sure", ex.getMessage());
                 repair.run();
             }
         }

@@ -12,6 +12,14 @@ public interface SyncListener {
     default void failed(boolean full, Exception error) {
     }
 
+    /** Someone else changed our rules; a repair is queued. */
+    default void driftSeen() {
+    }
+
+    /** A sync that rebuilt our rules after drift succeeded: one repair, however many events led to it. */
+    default void repaired() {
+    }
+
     /** All of these, in order. */
     static SyncListener all(java.util.List<SyncListener> listeners) {
         return new SyncListener() {
@@ -28,6 +36,16 @@ public interface SyncListener {
             @Override
             public void failed(boolean full, Exception error) {
                 listeners.forEach(l -> l.failed(full, error));
+            }
+
+            @Override
+            public void driftSeen() {
+                listeners.forEach(SyncListener::driftSeen);
+            }
+
+            @Override
+            public void repaired() {
+                listeners.forEach(SyncListener::repaired);
             }
         };
     }

@@ -28,6 +28,7 @@ public final class SyncLoop implements AutoCloseable {
     private final Condition wake = lock.newCondition();
     private boolean pending = true;
     private boolean needFull = true;
+    private boolean needRebuild;
     private boolean closed;
     private long lastSyncNanos = Long.MIN_VALUE / 2;
     private long lastFullNanos = System.nanoTime();
@@ -67,6 +68,25 @@ public final class SyncLoop implements AutoCloseable {
         }
     }
 
+    /**
+     * Someone else changed our tables: the next sync forgets what we committed and replaces the
+     * tables whole (which also removes anything foreign added inside them). Many events of one
+     * change coalesce into one repair.
+     */
+    public void requestRepair() {
+        lock.lock();
+        try {
+            if (!needRebuild) {
+                listener.driftSeen();
+            }
+            needRebuild = true;
+            needFull = true;
+            wake.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** One sync now: full when asked, or when nothing was committed yet. */
     public SyncResult syncOnce(boolean full) throws Exception {
         ObjectStore.Snapshot snap = store.snapshot();
@@ -87,6 +107,7 @@ public final class SyncLoop implements AutoCloseable {
     private void loop() {
         while (true) {
             boolean full;
+            boolean rebuild;
             lock.lock();
             try {
                 while (!closed) {
@@ -104,6 +125,8 @@ public final class SyncLoop implements AutoCloseable {
                     return;
                 }
                 full = needFull || System.nanoTime() >= lastFullNanos + syncPeriod.toNanos();
+                rebuild = needRebuild;
+                needRebuild = false;
                 pending = false;
                 lastSyncNanos = System.nanoTime();
             } catch (InterruptedException e) {
@@ -112,7 +135,13 @@ public final class SyncLoop implements AutoCloseable {
                 lock.unlock();
             }
             try {
+                if (rebuild) {
+                    syncer.forgetCommitted();
+                }
                 SyncResult r = syncOnce(full);
+                if (rebuild) {
+                    listener.repaired();
+                }
                 lock.lock();
                 try {
                     failures = 0;
@@ -126,11 +155,15 @@ public final class SyncLoop implements AutoCloseable {
             } catch (Exception e) {
                 LOG.error("sync failed; the kernel keeps the last good ruleset; retrying with a full sync: {}",
                         e.getMessage());
+                // What the kernel holds is no longer what we recorded (a failed repair, a table
+                // deleted under us): the retry rebuilds from nothing.
+                syncer.forgetCommitted();
                 listener.failed(full, e);
                 lock.lock();
                 try {
                     failures++;
                     needFull = true;
+                    needRebuild |= rebuild; // a repair that failed is still owed
                 } finally {
                     lock.unlock();
                 }

@@ -67,6 +67,12 @@ public final class Syncer implements Backend {
         this.committer = c;
     }
 
+    @Override
+    public void forgetCommitted() {
+        committed.clear();
+        lastState = null;
+    }
+
     /** Whether the next sync must be full (nothing committed yet). */
     @Override
     public boolean needsFull() {

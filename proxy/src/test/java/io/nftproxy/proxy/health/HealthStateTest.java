@@ -1,0 +1,70 @@
+package io.nftproxy.proxy.health;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+
+import org.junit.jupiter.api.Test;
+
+/** kube-proxy's health rule, in virtual time, plus ours: rules known missing are unhealthy at once. */
+class HealthStateTest {
+    /** A clock the test moves. */
+    static final class ManualClock extends Clock {
+        Instant now = Instant.parse("2026-11-22T12:00:00Z");
+
+        @Override
+        public ZoneOffset getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+    }
+
+    @Test
+    void aPendingChangeTurnsUnhealthyOnlyAfterTheTimeout() {
+        ManualClock clock = new ManualClock();
+        HealthState h = new HealthState(clock, Duration.ofSeconds(60));
+        h.queued();
+        clock.now = clock.now.plusSeconds(60);
+        assertTrue(h.status().healthzOk(), "at the timeout, still healthy");
+        clock.now = clock.now.plusSeconds(1);
+        assertFalse(h.status().healthy(), "past it, unhealthy");
+        h.synced();
+        assertTrue(h.status().healthy());
+    }
+
+    @Test
+    void rulesMissingIsUnhealthyAtOnceUntilASyncPutsThemBack() {
+        ManualClock clock = new ManualClock();
+        HealthState h = new HealthState(clock, Duration.ofSeconds(60));
+        h.synced();
+        h.rulesMissing();
+        assertFalse(h.status().healthy(), "no waiting for the timeout: the node is not handling traffic");
+        assertFalse(h.status().healthzOk());
+        h.queued(); // more changes do not clear it
+        assertFalse(h.status().healthy());
+        h.synced();
+        assertTrue(h.status().healthzOk(), "the repair is committed");
+    }
+
+    @Test
+    void aDeletingNodeFailsHealthzButStaysLive() {
+        HealthState h = new HealthState(new ManualClock(), Duration.ofSeconds(60));
+        h.synced();
+        h.nodeDeleting(true);
+        assertTrue(h.status().healthy());
+        assertFalse(h.status().healthzOk());
+    }
+}
