@@ -1,18 +1,20 @@
 package io.nftproxy.proxy.health;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.Map;
 import java.util.function.IntConsumer;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import io.nftproxy.proxy.http.ProbeServer;
+import io.nftproxy.proxy.http.ProbeServer.Response;
 
-/** kube-proxy's health endpoints: /healthz (and node eligibility) and /livez, with its JSON bodies. */
+/**
+ * kube-proxy's health endpoints: /healthz (and node eligibility) and /livez, with its JSON bodies,
+ * on a server that stalled clients cannot block (see {@link ProbeServer}).
+ */
 public final class HealthServer implements AutoCloseable {
-    private final HttpServer server;
+    private final ProbeServer server;
 
     /**
      * @param healthzCodes called with the status code of every /healthz answer (for
@@ -20,43 +22,33 @@ public final class HealthServer implements AutoCloseable {
      */
     public HealthServer(InetSocketAddress at, HealthState state, IntConsumer healthzCodes, IntConsumer livezCodes)
             throws IOException {
-        server = HttpServer.create(at, 64);
-        server.createContext("/healthz", ex -> {
-            HealthState.Status s = state.status();
-            int code = s.healthzOk() ? 200 : 503;
-            healthzCodes.accept(code);
-            reply(ex, code, "{\"lastUpdated\": " + time(s.lastUpdated()) + ", \"currentTime\": " + time(s.currentTime())
-                    + ", \"nodeEligible\": " + s.nodeEligible() + "}");
-        });
-        server.createContext("/livez", ex -> {
-            HealthState.Status s = state.status();
-            int code = s.healthy() ? 200 : 503;
-            livezCodes.accept(code);
-            reply(ex, code, "{\"lastUpdated\": " + time(s.lastUpdated()) + ", \"currentTime\": " + time(s.currentTime()) + "}");
-        });
-        server.start();
+        server = ProbeServer.bind("health", at, Map.of(
+                "/healthz", req -> {
+                    HealthState.Status s = state.status();
+                    int code = s.healthzOk() ? 200 : 503;
+                    healthzCodes.accept(code);
+                    return Response.json(code, "{\"lastUpdated\": " + time(s.lastUpdated()) + ", \"currentTime\": "
+                            + time(s.currentTime()) + ", \"nodeEligible\": " + s.nodeEligible() + "}");
+                },
+                "/livez", req -> {
+                    HealthState.Status s = state.status();
+                    int code = s.healthy() ? 200 : 503;
+                    livezCodes.accept(code);
+                    return Response.json(code, "{\"lastUpdated\": " + time(s.lastUpdated()) + ", \"currentTime\": "
+                            + time(s.currentTime()) + "}");
+                }), null);
     }
 
     static String time(Instant t) {
         return t == null ? "\"0001-01-01T00:00:00Z\"" : "\"" + t + "\"";
     }
 
-    static void reply(HttpExchange ex, int code, String json) throws IOException {
-        byte[] body = json.getBytes(StandardCharsets.UTF_8);
-        ex.getResponseHeaders().set("Content-Type", "application/json");
-        ex.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
-        ex.sendResponseHeaders(code, body.length);
-        try (OutputStream os = ex.getResponseBody()) {
-            os.write(body);
-        }
-    }
-
     public int port() {
-        return server.getAddress().getPort();
+        return server.port();
     }
 
     @Override
     public void close() {
-        server.stop(0);
+        server.close();
     }
 }

@@ -9,9 +9,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import com.sun.net.httpserver.HttpServer;
-
 import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.proxy.http.ProbeServer;
+import io.nftproxy.proxy.http.ProbeServer.Response;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
@@ -26,7 +26,7 @@ import io.nftproxy.proxy.topology.EndpointSelector;
 public final class ServiceHealthServers implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ServiceHealthServers.class);
 
-    private record Entry(HttpServer server, String namespace, String name, AtomicInteger local) {
+    private record Entry(ProbeServer server, String namespace, String name, AtomicInteger local) {
     }
 
     private final NetNamespace netns;
@@ -56,7 +56,7 @@ public final class ServiceHealthServers implements AutoCloseable {
         servers.entrySet().removeIf(e -> {
             ServicePort s = wanted.get(e.getKey());
             if (s == null || !s.id().namespace().equals(e.getValue().namespace()) || !s.id().name().equals(e.getValue().name())) {
-                e.getValue().server().stop(0);
+                e.getValue().server().close();
                 LOG.info("closed healthCheckNodePort {} of {}/{}", e.getKey(), e.getValue().namespace(), e.getValue().name());
                 return true;
             }
@@ -80,16 +80,18 @@ public final class ServiceHealthServers implements AutoCloseable {
         String ns = s.id().namespace();
         String name = s.id().name();
         try {
-            HttpServer server = netns == null ? create(port) : netns.call(() -> create(port));
-            server.createContext("/", ex -> {
+            // The socket is made here, so in the namespace of the calling thread.
+            java.nio.channels.ServerSocketChannel ch = netns == null ? ProbeServer.open(new InetSocketAddress(port))
+                    : netns.call(() -> ProbeServer.open(new InetSocketAddress(port)));
+            // Load balancers probe any path: every path answers.
+            ProbeServer server = new ProbeServer("healthcheck-" + port, ch, Map.of(), req -> {
                 int n = local.get();
                 boolean healthy = health.status().healthy();
                 int code = n > 0 && healthy ? 200 : 503;
-                ex.getResponseHeaders().set("X-Load-Balancing-Endpoint-Weight", Integer.toString(n));
-                HealthServer.reply(ex, code, "{\"service\": {\"namespace\": \"" + ns + "\", \"name\": \"" + name
-                        + "\"}, \"localEndpoints\": " + n + ", \"serviceProxyHealthy\": " + healthy + "}");
-            });
-            server.start();
+                return Response.json(code, "{\"service\": {\"namespace\": \"" + ns + "\", \"name\": \"" + name
+                        + "\"}, \"localEndpoints\": " + n + ", \"serviceProxyHealthy\": " + healthy + "}")
+                        .withHeader("X-Load-Balancing-Endpoint-Weight", Integer.toString(n));
+            }, ProbeServer.Limits.DEFAULT);
             LOG.info("serving healthCheckNodePort {} of {}/{}", port, ns, name);
             return new Entry(server, ns, name, local);
         } catch (IOException | RuntimeException e) {
@@ -98,18 +100,13 @@ public final class ServiceHealthServers implements AutoCloseable {
         }
     }
 
-    private static HttpServer create(int port) throws IOException {
-        // The socket is made here, so in the namespace of the calling thread.
-        return HttpServer.create(new InetSocketAddress(port), 64);
-    }
-
     public synchronized int open() {
         return servers.size();
     }
 
     @Override
     public synchronized void close() {
-        servers.values().forEach(e -> e.server().stop(0));
+        servers.values().forEach(e -> e.server().close());
         servers.clear();
     }
 }

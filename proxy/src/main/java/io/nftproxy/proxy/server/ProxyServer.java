@@ -33,7 +33,7 @@ public final class ProxyServer implements AutoCloseable {
     private final HealthState health;
     private final SyncLoop loop;
     private HealthServer healthServer;
-    private io.prometheus.client.exporter.HTTPServer metricsServer;
+    private io.nftproxy.proxy.http.ProbeServer metricsServer;
 
     /**
      * @param metricsAt where to serve /metrics, null for nowhere
@@ -85,8 +85,10 @@ public final class ProxyServer implements AutoCloseable {
         parts.add(hc);
         try {
             if (metricsAt != null) {
-                metricsServer = new io.prometheus.client.exporter.HTTPServer(metricsAt, metrics.registry().getPrometheusRegistry(), true);
-                parts.add(metricsServer::close);
+                String mode = backend instanceof io.nftproxy.proxy.iptables.IptablesSyncer ? "iptables" : "nftables";
+                metricsServer = io.nftproxy.proxy.http.ProbeServer.bind("metrics", metricsAt,
+                        io.nftproxy.proxy.metrics.MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), mode, cfg), null);
+                parts.add(metricsServer);
             }
             if (healthAt != null) {
                 healthServer = new HealthServer(healthAt, health, metrics::healthz, metrics::livez);
@@ -110,7 +112,7 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     public int metricsPort() {
-        return metricsServer == null ? -1 : metricsServer.getPort();
+        return metricsServer == null ? -1 : metricsServer.port();
     }
 
     public int healthPort() {

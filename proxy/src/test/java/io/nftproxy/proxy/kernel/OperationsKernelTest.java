@@ -118,6 +118,11 @@ class OperationsKernelTest {
                 assertTrue(m.get("kubeproxy_proxy_healthz_total{code=\"200\"}") >= 1);
                 assertTrue(m.get("nftproxy_owned_objects{kind=\"set_elements\"}") > 0);
                 assertTrue(m.containsKey("jvm_memory_bytes_used{area=\"heap\"}"), "JVM metrics");
+                String metricsAt = "http://127.0.0.1:" + server.metricsPort();
+                assertEquals("nftables", get(metricsAt + "/proxyMode").body(), "kube-proxy's /proxyMode");
+                assertTrue(get(metricsAt + "/configz").body().startsWith(
+                        "{\"kubeproxy.config.k8s.io\":{\"mode\":\"nftables\",\"hostnameOverride\":\"node-a\",\"clusterCIDR\":\"10.244.0.0/16\""),
+                        get(metricsAt + "/configz").body());
 
                 // someone deletes one of our chains: the drift is seen and repaired
                 topo.node.exec("nft", "flush", "chain", "ip", "nftproxy", "services");

@@ -1,0 +1,108 @@
+package io.nftproxy.proxy.metrics;
+
+import java.io.IOException;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.http.ProbeServer;
+import io.nftproxy.proxy.http.ProbeServer.Response;
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.exporter.common.TextFormat;
+
+/**
+ * What the metrics port serves, as kube-proxy's does: {@code /metrics} (Prometheus text, or
+ * OpenMetrics when the scraper asks for it), {@code /proxyMode} (the mode, plain text) and
+ * {@code /configz} (the effective configuration as JSON, under the key of kube-proxy's
+ * configuration group).
+ */
+public final class MetricsEndpoints {
+    private MetricsEndpoints() {
+    }
+
+    public static Map<String, ProbeServer.Handler> routes(CollectorRegistry registry, String mode, ProxyConfig cfg) {
+        Map<String, ProbeServer.Handler> routes = new LinkedHashMap<>();
+        routes.put("/metrics", req -> {
+            String type = TextFormat.chooseContentType(req.header("accept"));
+            StringWriter w = new StringWriter(1 << 16);
+            TextFormat.writeFormat(type, w, registry.metricFamilySamples());
+            return new Response(200, type, w.toString().getBytes(StandardCharsets.UTF_8));
+        });
+        routes.put("/proxyMode", req -> Response.text(200, "text/plain; charset=utf-8", mode));
+        String configz = configz(mode, cfg);
+        routes.put("/configz", req -> Response.json(200, configz));
+        return routes;
+    }
+
+    /** The configuration in KubeProxyConfiguration's field names, where it has them. */
+    static String configz(String mode, ProxyConfig cfg) {
+        try {
+            StringWriter out = new StringWriter();
+            try (JsonGenerator g = new JsonFactory().createGenerator(out)) {
+                g.writeStartObject();
+                g.writeObjectFieldStart("kubeproxy.config.k8s.io");
+                g.writeStringField("mode", mode);
+                g.writeStringField("hostnameOverride", cfg.hostname());
+                g.writeStringField("clusterCIDR", join(cfg.clusterCIDRs()));
+                g.writeArrayFieldStart("nodePortAddresses");
+                if (cfg.nodePortAddresses().isEmpty()) {
+                    g.writeString("primary");
+                }
+                for (Object c : cfg.nodePortAddresses()) {
+                    g.writeString(c.toString());
+                }
+                g.writeEndArray();
+                g.writeObjectFieldStart(mode);
+                g.writeBooleanField("masqueradeAll", cfg.masqueradeAll());
+                g.writeNumberField("masqueradeBit", cfg.masqueradeBit());
+                g.writeStringField("minSyncPeriod", go(cfg.minSyncPeriod()));
+                g.writeStringField("syncPeriod", go(cfg.syncPeriod()));
+                g.writeEndObject();
+                g.writeObjectFieldStart("nftproxy");
+                g.writeStringField("serviceCIDRs", join(cfg.serviceCIDRs()));
+                g.writeStringField("nodeIPs", cfg.nodeIPs().stream().map(a -> a.getHostAddress()).collect(Collectors.joining(",")));
+                g.writeStringField("table", cfg.table());
+                g.writeEndObject();
+                g.writeEndObject();
+                g.writeEndObject();
+            }
+            return out.toString();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String join(List<?> l) {
+        return l.stream().map(Object::toString).collect(Collectors.joining(","));
+    }
+
+    /** A duration as Go's time.Duration prints it (1s, 500ms, 1m30s), as kube-proxy's /configz shows them. */
+    static String go(java.time.Duration d) {
+        if (d.isZero()) {
+            return "0s";
+        }
+        long ms = d.toMillis();
+        if (ms % 1000 != 0 || ms < 1000) {
+            return ms >= 1000 ? (ms / 1000.0) + "s" : ms + "ms";
+        }
+        long s = ms / 1000;
+        StringBuilder sb = new StringBuilder();
+        if (s >= 3600) {
+            sb.append(s / 3600).append('h');
+            s %= 3600;
+            sb.append(s / 60).append('m');
+            s %= 60;
+        } else if (s >= 60) {
+            sb.append(s / 60).append('m');
+            s %= 60;
+        }
+        return sb.append(s).append('s').toString();
+    }
+}

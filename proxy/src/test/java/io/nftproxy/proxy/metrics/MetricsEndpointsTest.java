@@ -1,0 +1,35 @@
+package io.nftproxy.proxy.metrics;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+
+class MetricsEndpointsTest {
+    @Test
+    void durationsPrintAsGoPrintsThem() {
+        assertEquals("0s", MetricsEndpoints.go(Duration.ZERO));
+        assertEquals("500ms", MetricsEndpoints.go(Duration.ofMillis(500)));
+        assertEquals("1s", MetricsEndpoints.go(Duration.ofSeconds(1)));
+        assertEquals("1.5s", MetricsEndpoints.go(Duration.ofMillis(1500)));
+        assertEquals("30s", MetricsEndpoints.go(Duration.ofSeconds(30)));
+        assertEquals("1m30s", MetricsEndpoints.go(Duration.ofSeconds(90)));
+        assertEquals("1h0m0s", MetricsEndpoints.go(Duration.ofHours(1)));
+    }
+
+    @Test
+    void configzUsesKubeProxysFieldNames() {
+        ProxyConfig cfg = new ProxyConfig("node-a", List.of(Inet.parse("192.168.0.2")), List.of(Cidr.parse("10.244.0.0/16")),
+                List.of(Cidr.parse("10.96.0.0/12")), List.of(), true, 14, Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
+        assertEquals("{\"kubeproxy.config.k8s.io\":{\"mode\":\"nftables\",\"hostnameOverride\":\"node-a\","
+                + "\"clusterCIDR\":\"10.244.0.0/16\",\"nodePortAddresses\":[\"primary\"],\"nftables\":{\"masqueradeAll\":true,"
+                + "\"masqueradeBit\":14,\"minSyncPeriod\":\"1s\",\"syncPeriod\":\"30s\"},\"nftproxy\":{\"serviceCIDRs\":\"10.96.0.0/12\","
+                + "\"nodeIPs\":\"192.168.0.2\",\"table\":\"nftproxy\"}}}", MetricsEndpoints.configz("nftables", cfg));
+    }
+}
