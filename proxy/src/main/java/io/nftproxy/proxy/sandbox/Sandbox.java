@@ -277,17 +277,25 @@ public class Sandbox implements AutoCloseable {
         });
     }
 
-    /** Waits until {@code check} holds, polling (a condition on the network, not on time). */
+    /**
+     * Waits until {@code check} holds, polling (a condition on the network, not on time). A check
+     * that throws counts as "not yet" (a server not listening yet refuses the connection); the
+     * last such exception is the cause when the time is up.
+     */
     public static void eventually(Duration timeout, java.util.concurrent.Callable<Boolean> check, String what) throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
+        Exception last = null;
         while (System.nanoTime() < deadline) {
-            if (check.call()) {
-                return;
+            try {
+                if (check.call()) {
+                    return;
+                }
+            } catch (Exception e) {
+                last = e;
             }
-            Thread.onSpinWait();
             Thread.sleep(20);
         }
-        throw new AssertionError("not within " + timeout + ": " + what);
+        throw new AssertionError("not within " + timeout + ": " + what, last);
     }
 
     @Override

@@ -68,9 +68,9 @@ public final class ProxyServer implements AutoCloseable {
 
             @Override
             public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
+                hc.update(snap.state()); // first: a probe that sees "synced" finds the servers open
                 health.synced();
                 health.nodeDeleting(snap.state().node().deleting());
-                hc.update(snap.state());
             }
         };
         io.nftproxy.netlink.ct.ConntrackClient conntrack;
