@@ -13,10 +13,11 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 /**
  * The fields of a KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1) that nftproxy honours.
  * Unknown fields are ignored, as kube-proxy's lenient decoding does for fields it has dropped.
+ * {@code serviceProxyName} is nftproxy's own (the file may still be kube-proxy's otherwise).
  */
 record ConfigFile(String hostnameOverride, List<String> clusterCIDRs, List<String> nodePortAddresses,
                   Boolean masqueradeAll, Integer masqueradeBit, String minSyncPeriod, String syncPeriod,
-                  String healthzBindAddress, String metricsBindAddress, String mode) {
+                  String healthzBindAddress, String metricsBindAddress, String mode, String serviceProxyName) {
 
     static ConfigFile read(Path file) throws IOException {
         Map<String, Object> m;
@@ -54,7 +55,8 @@ record ConfigFile(String hostnameOverride, List<String> clusterCIDRs, List<Strin
         return new ConfigFile(str(m.get("hostnameOverride")), cidrs, npa,
                 masqAll == null ? null : Boolean.valueOf(String.valueOf(masqAll)),
                 bit == null ? null : Integer.valueOf(String.valueOf(bit)), str(minSync), str(sync),
-                str(m.get("healthzBindAddress")), str(m.get("metricsBindAddress")), mode);
+                str(m.get("healthzBindAddress")), str(m.get("metricsBindAddress")), mode,
+                str(m.get("serviceProxyName"))); // ours: kube-proxy's configuration has no such field
     }
 
     @SuppressWarnings("unchecked")

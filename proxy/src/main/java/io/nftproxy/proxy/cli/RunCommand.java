@@ -23,6 +23,7 @@ import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.source.KubernetesSource;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.source.ProxySelection;
 import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncLoop;
 import io.nftproxy.proxy.sync.SyncResult;
@@ -74,6 +75,10 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--sync-period", paramLabel = "D", description = "Time between full re-syncs (default 30s).")
     String syncPeriod;
+
+    @Option(names = "--service-proxy-name", paramLabel = "NAME", description = "Serve only the Services (and their"
+            + " EndpointSlices) labelled service.kubernetes.io/service-proxy-name=NAME, beside kube-proxy, which serves the rest.")
+    String serviceProxyName;
 
     @Option(names = "--once", description = "One full sync, then exit.")
     boolean once;
@@ -141,8 +146,22 @@ final class RunCommand implements Callable<Integer> {
             return 2;
         }
         ConfigFile file = config == null ? null : ConfigFile.read(config);
+        String proxyName = serviceProxyName != null ? serviceProxyName : file != null ? file.serviceProxyName() : null;
+        if (proxyName != null && (proxyName.isBlank() || !proxyName.matches("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+                || proxyName.length() > 63)) {
+            System.err.println("nftproxy: --service-proxy-name '" + proxyName + "' is not a valid label value");
+            return 2;
+        }
+        if (proxyName != null && !serviceCIDRs.isEmpty()) {
+            // Dropping unallocated IPs of the service network would also drop kube-proxy's
+            // services that have no endpoints, before kube-proxy can reject them.
+            System.err.println("nftproxy: --service-cidr cannot be used with --service-proxy-name: beside kube-proxy,"
+                    + " the service network's unallocated addresses are kube-proxy's to handle");
+            return 2;
+        }
         ProxyConfig cfg = proxyConfig(file);
-        ObjectStore store = new ObjectStore(cfg.hostname());
+        ObjectStore store = new ObjectStore(cfg.hostname(),
+                proxyName == null ? ProxySelection.DEFAULT : new ProxySelection(proxyName));
         boolean iptables = iptablesMode();
         try (NftClient client = iptables || dryRun ? null : NftClient.open(ns.namespace());
              AutoCloseable source = startSource(store)) {

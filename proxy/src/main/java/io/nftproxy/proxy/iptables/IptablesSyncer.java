@@ -67,6 +67,11 @@ public final class IptablesSyncer implements Backend {
             StringBuilder restore = new StringBuilder(out.restore());
             // Chains of ours that are gone: declare (which flushes) and delete them.
             Chains before = committed.get(f);
+            if (before == null) {
+                // A fresh process does not know what an earlier one created: as kube-proxy does,
+                // read the service chains that exist and delete those the new ruleset lacks.
+                before = existingServiceChains(f);
+            }
             if (before != null) {
                 String stale = staleBlock("nat", before.nat(), out.natChains()) + staleBlock("filter", before.filter(),
                         out.filterChains());
@@ -86,6 +91,31 @@ public final class IptablesSyncer implements Backend {
         jumpsEnsured = true;
         long took = System.nanoTime() - t0;
         return new SyncResult(true, new CommitStats(rules, 0, bytes, 0, took), chains, chains, rules, 0, List.of(), 0);
+    }
+
+    /** Service chains (KUBE-SVC-, -SVL-, -EXT-, -FW-, -SEP-) in the kernel now, by table. */
+    private Chains existingServiceChains(IpFamily f) {
+        Set<String> nat = new HashSet<>();
+        Set<String> filter = new HashSet<>();
+        String table = null;
+        for (String line : Netns.run(cmd(tool(f, "iptables-save")), null).split("\n")) {
+            if (line.startsWith("*")) {
+                table = line.substring(1);
+            } else if (line.startsWith(":") && isServiceChain(line.substring(1, Math.max(1, line.indexOf(' '))))) {
+                String chain = line.substring(1, line.indexOf(' '));
+                if ("nat".equals(table)) {
+                    nat.add(chain);
+                } else if ("filter".equals(table)) {
+                    filter.add(chain);
+                }
+            }
+        }
+        return new Chains(nat, filter);
+    }
+
+    private static boolean isServiceChain(String c) {
+        return c.startsWith("KUBE-SVC-") || c.startsWith("KUBE-SVL-") || c.startsWith("KUBE-EXT-")
+                || c.startsWith("KUBE-FW-") || c.startsWith("KUBE-SEP-");
     }
 
     private static String staleBlock(String table, Set<String> before, Set<String> now) {

@@ -45,12 +45,22 @@ public final class KubeModel {
      * name) is reported to {@code errors} and skipped.
      */
     public static List<KubeObject> objects(Object doc, Consumer<String> errors) {
+        return objects(doc, ProxySelection.DEFAULT, errors);
+    }
+
+    /**
+     * The same, where a Service or EndpointSlice that {@code selection} does not select becomes
+     * an empty record: to the store it is as if the object were gone, so a label that moves a
+     * live object out of our selection removes its rules, and moving it back restores them.
+     */
+    public static List<KubeObject> objects(Object doc, ProxySelection selection, Consumer<String> errors) {
         List<KubeObject> out = new ArrayList<>();
-        collect(doc, null, out, errors);
+        collect(doc, null, selection, out, errors);
         return out;
     }
 
-    private static void collect(Object doc, String defaultKind, List<KubeObject> out, Consumer<String> errors) {
+    private static void collect(Object doc, String defaultKind, ProxySelection selection, List<KubeObject> out,
+                                Consumer<String> errors) {
         if (!(doc instanceof Map<?, ?> m)) {
             errors.accept("a document that is not a mapping (skipped)");
             return;
@@ -66,7 +76,7 @@ public final class KubeModel {
         if (kind.endsWith("List") && m.get("items") instanceof List<?> items) {
             String itemKind = kind.equals("List") ? null : kind.substring(0, kind.length() - 4);
             for (Object item : items) {
-                collect(item, itemKind, out, errors);
+                collect(item, itemKind, selection, out, errors);
             }
             return;
         }
@@ -86,6 +96,11 @@ public final class KubeModel {
             return;
         }
         ObjectKey key = new ObjectKey(k, k == ObjectKey.Kind.NODE ? "" : ObjectKey.namespace(text(meta.get("namespace"))).intern(), name);
+        if (k != ObjectKey.Kind.NODE && !selection.selects(meta.get("labels") instanceof Map<?, ?> l ? l : null)) {
+            out.add(k == ObjectKey.Kind.SERVICE ? new ServiceRecord(key, List.of(), null)
+                    : new SliceRecord(key, null, Map.of(), List.of(), null));
+            return;
+        }
         out.add(switch (k) {
             case SERVICE -> service(key, m);
             case ENDPOINT_SLICE -> slice(key, m);

@@ -58,10 +58,13 @@ public final class KubernetesSource implements AutoCloseable {
     /** Starts the informers and waits until each has listed once. */
     public void start() throws Exception {
         KubernetesSerialization json = client.getKubernetesSerialization();
-        services = client.services().inAnyNamespace().runnableInformer(RESYNC_MILLIS)
+        // The API server applies the selection; KubeModel applies it again on arrival, so an
+        // object whose labels move it out of the selection goes whichever way the news comes.
+        String selector = store.selection().labelSelector();
+        services = client.services().inAnyNamespace().withLabelSelector(selector).runnableInformer(RESYNC_MILLIS)
                 .itemStore(reduced(Service.class, json));
         services.addEventHandler(handler(json, "Service"));
-        slices = client.discovery().v1().endpointSlices().inAnyNamespace().runnableInformer(RESYNC_MILLIS)
+        slices = client.discovery().v1().endpointSlices().inAnyNamespace().withLabelSelector(selector).runnableInformer(RESYNC_MILLIS)
                 .itemStore(reduced(EndpointSlice.class, json));
         slices.addEventHandler(handler(json, "EndpointSlice"));
         String node = store.node().name();
@@ -84,7 +87,7 @@ public final class KubernetesSource implements AutoCloseable {
             @SuppressWarnings("unchecked")
             Map<String, Object> tree = json.convertValue(obj, Map.class);
             tree.putIfAbsent("kind", kind); // list items may come without their kind
-            for (KubeObject o : KubeModel.objects(tree, problem -> LOG.error("{} {}: {}", kind, name(obj), problem))) {
+            for (KubeObject o : KubeModel.objects(tree, store.selection(), problem -> LOG.error("{} {}: {}", kind, name(obj), problem))) {
                 store.put(o);
             }
         };

@@ -253,7 +253,7 @@ public final class ManifestSource implements AutoCloseable {
             String text = new String(bytes, StandardCharsets.UTF_8);
             bytes = null; // a large file: keep one copy of it alive, not two
             // Each document is converted as soon as it is read: its tree is garbage right away.
-            java.util.function.Consumer<Object> convert = doc -> objects.addAll(KubeModel.objects(doc, problems::add));
+            java.util.function.Consumer<Object> convert = doc -> objects.addAll(KubeModel.objects(doc, store.selection(), problems::add));
             if (f.getFileName().toString().endsWith(".json")) {
                 Json.documents(text, convert);
             } else {

@@ -52,9 +52,22 @@ public final class ObjectStore {
     private final List<Instant> triggerTimes = new ArrayList<>();
     private Runnable listener = () -> { };
 
+    private final ProxySelection selection;
+
     public ObjectStore(String nodeName) {
+        this(nodeName, ProxySelection.DEFAULT);
+    }
+
+    /** A store for a proxy that serves the Services and EndpointSlices {@code selection} selects. */
+    public ObjectStore(String nodeName, ProxySelection selection) {
         this.nodeName = nodeName;
         this.node = NodeInfo.named(nodeName);
+        this.selection = selection;
+    }
+
+    /** Which objects the sources should hand over as ours (the others arrive as empty records). */
+    public ProxySelection selection() {
+        return selection;
     }
 
     /** Called (outside the lock) after every change, to wake the sync loop. */

@@ -1,5 +1,6 @@
 package io.nftproxy.proxy.source;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,6 +21,7 @@ import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncLoop;
@@ -96,6 +98,37 @@ class KubernetesSourceKernelTest {
             assertTrue(after.contains("10.96.7.2 . tcp . 80"), after);
             assertFalse(after.contains("10.244.7.1 . 8080") || after.contains("10.244.7.2 . 8080"),
                     "its endpoints went with it: " + after);
+        }
+    }
+
+    /** kube-proxy's selection on the informer path: server-side, and again on arrival. No kernel involved. */
+    @Test
+    void servicesOfAnotherProxyAreNotOursAndRelabellingMovesThem() throws Exception {
+        Service other = service("other", "10.96.8.1");
+        other.getMetadata().setLabels(Map.of("service.kubernetes.io/service-proxy-name", "other"));
+        client.services().inNamespace("shop").resource(other).create();
+        client.services().inNamespace("shop").resource(service("mine", "10.96.8.2")).create();
+        ServicePortName otherId = new ServicePortName("shop", "other", "http", io.nftproxy.proxy.model.Protocol.TCP);
+        ServicePortName mineId = new ServicePortName("shop", "mine", "http", io.nftproxy.proxy.model.Protocol.TCP);
+
+        ObjectStore store = new ObjectStore("node-a");
+        ObjectStore beside = new ObjectStore("node-a", new ProxySelection("other"));
+        try (KubernetesSource a = new KubernetesSource(client, store); KubernetesSource b = new KubernetesSource(client, beside)) {
+            a.start();
+            b.start();
+            assertEquals(java.util.Set.of(mineId), store.snapshot().state().services().keySet());
+            assertEquals(java.util.Set.of(otherId), beside.snapshot().state().services().keySet());
+
+            other.getMetadata().setLabels(Map.of());
+            client.services().inNamespace("shop").resource(other).update();
+            eventually(() -> store.snapshot().state().services().containsKey(otherId), "the unlabelled service becomes ours");
+            eventually(() -> !beside.snapshot().state().services().containsKey(otherId), "and leaves the other proxy");
+
+            Service mine = client.services().inNamespace("shop").withName("mine").get();
+            mine.getMetadata().setLabels(Map.of("service.kubernetes.io/service-proxy-name", "other"));
+            client.services().inNamespace("shop").resource(mine).update();
+            eventually(() -> !store.snapshot().state().services().containsKey(mineId), "a service labelled away leaves");
+            eventually(() -> beside.snapshot().state().services().containsKey(mineId), "and the other proxy takes it");
         }
     }
 }

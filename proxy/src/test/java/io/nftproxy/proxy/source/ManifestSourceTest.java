@@ -97,6 +97,34 @@ class ManifestSourceTest {
     }
 
     @Test
+    void aLabelThatMovesALiveServiceToAnotherProxyTakesItsRulesAwayAndBack() throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), service(1, "10.244.0.1"));
+        ObjectStore store = new ObjectStore("node-a");
+        try (ManifestSource src = new ManifestSource(dir, store)) {
+            src.start(true);
+            assertTrue(store.snapshot().state().services().containsKey(id(1)));
+            String other = "metadata: {name: svc-1, namespace: ns, labels: {service.kubernetes.io/service-proxy-name: other}}";
+            replace("a.yaml", service(1, "10.244.0.1").replace("metadata: {name: svc-1, namespace: ns}", other));
+            eventually(() -> !store.snapshot().state().services().containsKey(id(1)), "the service leaves");
+            replace("a.yaml", service(1, "10.244.0.1"));
+            eventually(() -> store.snapshot().state().services().containsKey(id(1)), "and comes back without the label");
+            assertEquals(List.of("10.244.0.1:8080"), addresses(store.snapshot().state(), 1));
+        }
+        // Running beside kube-proxy: only the labelled service is ours.
+        ObjectStore mine = new ObjectStore("node-a", new ProxySelection("nftproxy"));
+        Files.writeString(dir.resolve("b.yaml"), service(2, "10.244.0.2").replace("metadata: {name: svc-2, namespace: ns}",
+                "metadata: {name: svc-2, namespace: ns, labels: {service.kubernetes.io/service-proxy-name: nftproxy}}")
+                .replace("labels: {kubernetes.io/service-name: svc-2}",
+                        "labels: {kubernetes.io/service-name: svc-2, service.kubernetes.io/service-proxy-name: nftproxy}"));
+        try (ManifestSource src = new ManifestSource(dir, mine)) {
+            src.start(false);
+            ProxyState s = mine.snapshot().state();
+            assertEquals(java.util.Set.of(id(2)), s.services().keySet());
+            assertEquals(List.of("10.244.0.2:8080"), addresses(s, 2), "its slice, labelled too, is ours");
+        }
+    }
+
+    @Test
     void aFileThatStopsParsingKeepsItsLastGoodContent() throws Exception {
         Files.writeString(dir.resolve("a.yaml"), service(1, "10.244.0.1"));
         Files.writeString(dir.resolve("b.yaml"), service(2, "10.244.0.2"));
