@@ -17,7 +17,8 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
  */
 record ConfigFile(String hostnameOverride, List<String> clusterCIDRs, List<String> nodePortAddresses,
                   Boolean masqueradeAll, Integer masqueradeBit, String minSyncPeriod, String syncPeriod,
-                  String healthzBindAddress, String metricsBindAddress, String mode, String serviceProxyName) {
+                  String healthzBindAddress, String metricsBindAddress, String mode, String serviceProxyName,
+                  String detectLocalMode, String bridgeInterface, String interfaceNamePrefix) {
 
     static ConfigFile read(Path file) throws IOException {
         Map<String, Object> m;
@@ -56,7 +57,9 @@ record ConfigFile(String hostnameOverride, List<String> clusterCIDRs, List<Strin
                 masqAll == null ? null : Boolean.valueOf(String.valueOf(masqAll)),
                 bit == null ? null : Integer.valueOf(String.valueOf(bit)), str(minSync), str(sync),
                 str(m.get("healthzBindAddress")), str(m.get("metricsBindAddress")), mode,
-                str(m.get("serviceProxyName"))); // ours: kube-proxy's configuration has no such field
+                str(m.get("serviceProxyName")), // ours: kube-proxy's configuration has no such field
+                str(m.get("detectLocalMode")), str(section(m, "detectLocal").get("bridgeInterface")),
+                str(section(m, "detectLocal").get("interfaceNamePrefix")));
     }
 
     @SuppressWarnings("unchecked")

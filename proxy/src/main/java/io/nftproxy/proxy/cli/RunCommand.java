@@ -13,6 +13,7 @@ import org.slf4j.LoggerFactory;
 
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.proxy.config.LocalDetection;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.iptables.IptablesSyncer;
 import io.nftproxy.proxy.server.ProxyServer;
@@ -63,6 +64,17 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--nodeport-addresses", split = ",", paramLabel = "CIDR|primary", description = "Where NodePorts are served (default: primary).")
     List<String> nodePortAddresses;
+
+    @Option(names = "--detect-local-mode", paramLabel = "MODE", description = "How traffic from local pods is told apart:"
+            + " ClusterCIDR (default), NodeCIDR, BridgeInterface or InterfaceNamePrefix.")
+    String detectLocalMode;
+
+    @Option(names = "--pod-bridge-interface", paramLabel = "NAME", description = "The pods' bridge, for BridgeInterface.")
+    String podBridgeInterface;
+
+    @Option(names = "--pod-interface-name-prefix", paramLabel = "PREFIX", description = "The pods' interface name prefix,"
+            + " for InterfaceNamePrefix.")
+    String podInterfaceNamePrefix;
 
     @Option(names = "--masquerade-all", description = "Masquerade all traffic to ClusterIPs.")
     Boolean masqueradeAll;
@@ -116,7 +128,11 @@ final class RunCommand implements Callable<Integer> {
                 : file != null && file.minSyncPeriod() != null ? file.minSyncPeriod() : "1s");
         Duration full = Durations.parse(syncPeriod != null ? syncPeriod
                 : file != null && file.syncPeriod() != null ? file.syncPeriod() : "30s");
-        return new ProxyConfig(host, ips, cluster, services, npaCidrs, masqAll, bit, min, full, ns.table);
+        LocalDetection local = LocalDetection.parse(
+                detectLocalMode != null ? detectLocalMode : file != null ? file.detectLocalMode() : null,
+                podBridgeInterface != null ? podBridgeInterface : file != null ? file.bridgeInterface() : null,
+                podInterfaceNamePrefix != null ? podInterfaceNamePrefix : file != null ? file.interfaceNamePrefix() : null);
+        return new ProxyConfig(host, ips, cluster, services, npaCidrs, masqAll, bit, min, full, ns.table, local);
     }
 
     private static List<Cidr> cidrs(List<String> in) {

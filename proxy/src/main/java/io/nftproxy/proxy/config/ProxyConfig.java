@@ -21,13 +21,25 @@ public record ProxyConfig(
         int masqueradeBit,
         Duration minSyncPeriod,
         Duration syncPeriod,
-        String table) {
+        String table,
+        LocalDetection localDetection) {
+
+    /** With kube-proxy's default local traffic detection (ClusterCIDR). */
+    public ProxyConfig(String hostname, List<InetAddress> nodeIPs, List<Cidr> clusterCIDRs, List<Cidr> serviceCIDRs,
+                       List<Cidr> nodePortAddresses, boolean masqueradeAll, int masqueradeBit, Duration minSyncPeriod,
+                       Duration syncPeriod, String table) {
+        this(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit, minSyncPeriod,
+                syncPeriod, table, LocalDetection.CLUSTER_CIDR);
+    }
 
     public static final String DEFAULT_TABLE = "nftproxy";
 
     public ProxyConfig {
         nodeIPs = List.copyOf(nodeIPs);
         clusterCIDRs = List.copyOf(clusterCIDRs);
+        if (localDetection == null) {
+            localDetection = LocalDetection.CLUSTER_CIDR;
+        }
         serviceCIDRs = List.copyOf(serviceCIDRs);
         nodePortAddresses = List.copyOf(nodePortAddresses);
         if (masqueradeBit < 0 || masqueradeBit > 31) {

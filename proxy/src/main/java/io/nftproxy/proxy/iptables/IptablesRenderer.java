@@ -160,8 +160,8 @@ public final class IptablesRenderer {
                 if (hasInternal) {
                     if (config.masqueradeAll()) {
                         n(internalChain, args, "-j KUBE-MARK-MASQ");
-                    } else if (!config.clusterCIDRs(f).isEmpty()) {
-                        n(internalChain, args, notSource(), "-j KUBE-MARK-MASQ");
+                    } else if (localTraffic(true) != null) {
+                        n(internalChain, args, localTraffic(true), "-j KUBE-MARK-MASQ");
                     }
                     n("KUBE-SERVICES", args, "-j " + internalChain);
                 } else {
@@ -184,9 +184,9 @@ public final class IptablesRenderer {
                     n(extChain, "-m comment --comment \"masquerade traffic for " + name + " external destinations\"",
                             "-j KUBE-MARK-MASQ");
                 } else {
-                    if (!config.clusterCIDRs(f).isEmpty()) {
+                    if (localTraffic(false) != null) {
                         n(extChain, "-m comment --comment \"pod traffic for " + name + " external destinations\"",
-                                "-s " + config.clusterCIDRs(f).get(0), "-j " + svcChain);
+                                localTraffic(false), "-j " + svcChain);
                     }
                     n(extChain, "-m comment --comment \"masquerade LOCAL traffic for " + name + " external destinations\"",
                             "-m addrtype --src-type LOCAL", "-j KUBE-MARK-MASQ");
@@ -244,8 +244,21 @@ public final class IptablesRenderer {
             }
         }
 
-        String notSource() {
-            return "! -s " + config.clusterCIDRs(f).get(0);
+        /**
+         * kube-proxy's local traffic detector: the match for traffic from local pods (or, with
+         * {@code negate}, not from them); null when it cannot tell in this family.
+         */
+        String localTraffic(boolean negate) {
+            io.nftproxy.proxy.config.LocalDetection d = config.localDetection();
+            if (!d.implemented(config, state.node(), f)) {
+                return null;
+            }
+            String not = negate ? "! " : "";
+            return switch (d.mode()) {
+                case CLUSTER_CIDR, NODE_CIDR -> not + "-s " + d.cidrs(config, state.node(), f).get(0);
+                case BRIDGE_INTERFACE -> not + "-i " + d.interfaceName();
+                case INTERFACE_NAME_PREFIX -> not + "-i " + d.interfaceName() + "+";
+            };
         }
 
         String reject(String target) {

@@ -51,6 +51,14 @@ public final class MetricsEndpoints {
                 g.writeStringField("mode", mode);
                 g.writeStringField("hostnameOverride", cfg.hostname());
                 g.writeStringField("clusterCIDR", join(cfg.clusterCIDRs()));
+                g.writeStringField("detectLocalMode", cfg.localDetection().mode().configName);
+                g.writeObjectFieldStart("detectLocal");
+                io.nftproxy.proxy.config.LocalDetection.Mode m = cfg.localDetection().mode();
+                g.writeStringField("bridgeInterface", m == io.nftproxy.proxy.config.LocalDetection.Mode.BRIDGE_INTERFACE
+                        ? cfg.localDetection().interfaceName() : "");
+                g.writeStringField("interfaceNamePrefix", m == io.nftproxy.proxy.config.LocalDetection.Mode.INTERFACE_NAME_PREFIX
+                        ? cfg.localDetection().interfaceName() : "");
+                g.writeEndObject();
                 g.writeArrayFieldStart("nodePortAddresses");
                 if (cfg.nodePortAddresses().isEmpty()) {
                     g.writeString("primary");

@@ -242,7 +242,8 @@ public final class NftRenderer {
                 }
             }
             intervals(NODEPORT_ADDRS, npa);
-            intervals(CLUSTER_CIDRS, config.clusterCIDRs(f));
+            // The networks local traffic comes from: the cluster's or this node's pod CIDRs.
+            intervals(CLUSTER_CIDRS, config.localDetection().cidrs(config, node, f));
             intervals(SERVICE_CIDRS, config.serviceCIDRs(f));
 
             chain(Chain.regular(nf, t, MARK_FOR_MASQUERADE), List.of(rule(MARK_FOR_MASQUERADE, RuleParts.setMark(mark))));
@@ -257,11 +258,10 @@ public final class NftRenderer {
             if (config.masqueradeAll()) {
                 services.add(rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(CLUSTER_IP_PORTS),
                         verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
-            } else if (!config.clusterCIDRs(f).isEmpty()) {
+            } else if (localTraffic(true) != null) {
                 List<Expr> e = new ArrayList<>(p.daddrProtoPort());
                 e.add(RuleParts.lookup(CLUSTER_IP_PORTS));
-                e.add(p.loadSaddr(io.nftproxy.netlink.nft.NfTables.NFT_REG_1));
-                e.add(RuleParts.notIn(CLUSTER_CIDRS));
+                e.addAll(localTraffic(true));
                 e.add(verdict(Verdict.jump(MARK_FOR_MASQUERADE)));
                 services.add(rule(SERVICES, e));
             }
@@ -315,6 +315,22 @@ public final class NftRenderer {
                     jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, NODEPORT_ENDPOINTS_CHECK, FIREWALL_CHECK));
             // After the output DNAT (-100): what is still addressed to a ClusterIP found no service port.
             base("filter-output-post-dnat", "filter", Hook.OUTPUT, -90, jumpIfNew(true, CLUSTER_IPS_CHECK));
+        }
+
+        /**
+         * Matches traffic from local pods (or, {@code negate}, traffic not from them) as the
+         * configured local traffic detection tells them apart; null when it cannot in this family.
+         */
+        List<Expr> localTraffic(boolean negate) {
+            io.nftproxy.proxy.config.LocalDetection d = config.localDetection();
+            if (!d.implemented(config, node, f)) {
+                return null;
+            }
+            if (d.bySource()) {
+                return List.of(p.loadSaddr(NfTables.NFT_REG_1), negate ? RuleParts.notIn(CLUSTER_CIDRS) : RuleParts.lookup(CLUSTER_CIDRS));
+            }
+            return RuleParts.iifname(d.interfaceName(),
+                    d.mode() == io.nftproxy.proxy.config.LocalDetection.Mode.INTERFACE_NAME_PREFIX, negate);
         }
 
         List<List<Expr>> jumpIfNew(boolean onlyNew, String... targets) {
@@ -494,9 +510,8 @@ public final class NftRenderer {
                 external = Names.externalChain(svc);
                 List<Rule> ext = new ArrayList<>();
                 if (svcChain != null) {
-                    if (!config.clusterCIDRs(f).isEmpty()) {
-                        ext.add(rule(external, concat(List.of(p.loadSaddr(NfTables.NFT_REG_1)),
-                                RuleParts.lookup(CLUSTER_CIDRS), verdict(Verdict.goTo(svcChain)))));
+                    if (localTraffic(false) != null) {
+                        ext.add(rule(external, concat(localTraffic(false), verdict(Verdict.goTo(svcChain)))));
                     }
                     ext.add(rule(external, concat(RuleParts.saddrLocal(), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
                     ext.add(rule(external, concat(RuleParts.saddrLocal(), verdict(Verdict.goTo(svcChain)))));

@@ -125,6 +125,16 @@ final class RuleParts {
                 Cmp.eq(NFT_REG_1, Bytes.host32(Fib.RTN_LOCAL)));
     }
 
+    /**
+     * {@code iifname "NAME"}, or {@code iifname "PREFIX*"} with {@code prefix}: nft compares the
+     * whole NUL-padded 16-byte name for a name, and only the prefix's bytes for a wildcard.
+     */
+    static List<Expr> iifname(String name, boolean prefix, boolean negate) {
+        byte[] b = name.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        Bytes data = Bytes.of(prefix ? b : java.util.Arrays.copyOf(b, 16));
+        return List.of(Meta.load(Meta.NFT_META_IIFNAME, NFT_REG_1), new Cmp(NFT_REG_1, negate ? Cmp.Op.NEQ : Cmp.Op.EQ, data));
+    }
+
     /** {@code ct state new}. */
     static List<Expr> ctStateNew() {
         return List.of(Ct.load(Ct.NFT_CT_STATE, NFT_REG_1),

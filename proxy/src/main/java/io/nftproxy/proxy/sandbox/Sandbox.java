@@ -42,6 +42,8 @@ public class Sandbox implements AutoCloseable {
     private final String prefix;
     private final String id;
     private int pods;
+    /** The bridge pods attach to, when {@link #bridgePods} was called; else each pod has its own link. */
+    private String bridge;
     private final java.util.Map<String, Netns> podByIp = new java.util.HashMap<>();
     private final List<Netns> podNamespaces = new ArrayList<>();
     private final List<AutoCloseable> servers = new ArrayList<>();
@@ -125,8 +127,21 @@ public class Sandbox implements AutoCloseable {
     }
 
     /**
-     * A pod: its own namespace with these addresses, a veth to the node, a /32 (/128) route on
-     * the node and a default route to the node's gateway address.
+     * Attaches the pods created after this to one bridge on the node, as bridge-based network
+     * plugins do (the node's gateway address moves to the bridge). Pod traffic then enters the
+     * node's IP layer through the bridge.
+     */
+    public void bridgePods(String name) {
+        node.exec("ip", "link", "add", name, "type", "bridge");
+        node.exec("ip", "link", "set", name, "up");
+        node.exec("ip", "addr", "add", NODE_POD_GW + "/32", "dev", name);
+        node.exec("ip", "addr", "add", NODE_POD_GW6 + "/128", "dev", name, "nodad");
+        bridge = name;
+    }
+
+    /**
+     * A pod: its own namespace with these addresses, a veth to the node (or to the node's pod
+     * bridge), a /32 (/128) route on the node and a default route to the node's gateway address.
      */
     public Netns pod(String... ips) {
         Netns p = Netns.create(prefix + "-pod");
@@ -136,14 +151,19 @@ public class Sandbox implements AutoCloseable {
         pods++;
         noDad(p);
         link(node, nodeIf, p, podIf);
-        node.exec("ip", "addr", "add", NODE_POD_GW + "/32", "dev", nodeIf);
-        node.exec("ip", "addr", "add", NODE_POD_GW6 + "/128", "dev", nodeIf, "nodad");
+        if (bridge != null) {
+            node.exec("ip", "link", "set", nodeIf, "master", bridge);
+        } else {
+            node.exec("ip", "addr", "add", NODE_POD_GW + "/32", "dev", nodeIf);
+            node.exec("ip", "addr", "add", NODE_POD_GW6 + "/128", "dev", nodeIf, "nodad");
+        }
+        String routeDev = bridge != null ? bridge : nodeIf;
         boolean v4 = false;
         boolean v6 = false;
         for (String ip : ips) {
             boolean six = ip.contains(":");
             addr(p, podIf, ip + (six ? "/128" : "/32"));
-            node.exec("ip", six ? "-6" : "-4", "route", "add", ip, "dev", nodeIf);
+            node.exec("ip", six ? "-6" : "-4", "route", "add", ip, "dev", routeDev);
             podByIp.put(ip, p);
             v4 |= !six;
             v6 |= six;

@@ -376,7 +376,7 @@ public final class KubeModel {
 
     // ---- Node ----
 
-    /** This node as the proxy sees it: zone, primary addresses, whether it is being deleted. */
+    /** This node as the proxy sees it: zone, primary addresses, whether it is being deleted, pod CIDRs. */
     public static NodeInfo node(String name, Map<?, ?> n) {
         Map<?, ?> meta = n.get("metadata") instanceof Map<?, ?> m ? m : Map.of();
         String zone = meta.get("labels") instanceof Map<?, ?> labels ? text(labels.get(ZONE_LABEL)) : null;
@@ -399,7 +399,19 @@ public final class KubeModel {
                 }
             }
         }
-        return new NodeInfo(name, zone, addrs, meta.get("deletionTimestamp") != null);
+        // spec.podCIDRs (dual-stack), else the older single spec.podCIDR; a malformed one is not a pod CIDR.
+        Map<?, ?> spec = n.get("spec") instanceof Map<?, ?> s ? s : Map.of();
+        List<?> cidrs = spec.get("podCIDRs") instanceof List<?> l && !l.isEmpty() ? l
+                : spec.get("podCIDR") != null ? List.of(spec.get("podCIDR")) : List.of();
+        List<Cidr> podCIDRs = new ArrayList<>();
+        for (Object c : cidrs) {
+            try {
+                podCIDRs.add(Cidr.parse(text(c)));
+            } catch (IllegalArgumentException | NullPointerException ignored) {
+                // skipped: NodeCIDR detection then finds no CIDR of that family
+            }
+        }
+        return new NodeInfo(name, zone, addrs, meta.get("deletionTimestamp") != null, podCIDRs);
     }
 
     // ---- reading tree values ----

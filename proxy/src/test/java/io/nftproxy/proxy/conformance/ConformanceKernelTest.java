@@ -63,6 +63,9 @@ class ConformanceKernelTest {
         int agreements = 0;
         List<String> failures = new ArrayList<>();
         try (Sandbox box = new Sandbox("nftp-cf")) {
+            if (sc.podBridge() != null) {
+                box.bridgePods(sc.podBridge());
+            }
             for (Scenario.Pod p : sc.pods()) {
                 box.pod(p.ips().toArray(new String[0]));
                 for (String ip : p.ips()) {

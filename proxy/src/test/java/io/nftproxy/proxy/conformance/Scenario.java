@@ -14,10 +14,12 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
  * proxy's settings, the pods that serve, and flows with their expected outcome, in order (an
  * "update" step replaces the manifests between flows). Divergences between the two backends
  * that kube-proxy's own modes also show are listed with their reason. {@code nodeAddresses} are
- * extra addresses of the node (a secondary NodePort address).
+ * extra addresses of the node (a secondary NodePort address); {@code podBridge} puts the pods on
+ * one bridge of that name.
  */
 record Scenario(String name, String description, List<String> args, List<Pod> pods, List<String> clients,
-                List<String> nodeAddresses, String manifests, List<Step> steps, List<Divergence> divergences) {
+                List<String> nodeAddresses, String manifests, List<Step> steps, List<Divergence> divergences,
+                String podBridge) {
 
     record Pod(List<String> ips, List<Integer> ports) {
     }
@@ -65,7 +67,8 @@ record Scenario(String name, String description, List<String> args, List<Pod> po
         }
         return new Scenario((String) m.get("name"), (String) m.getOrDefault("description", ""),
                 (List<String>) m.getOrDefault("args", List.of()), pods, (List<String>) m.getOrDefault("clients", List.of()),
-                (List<String>) m.getOrDefault("nodeAddresses", List.of()), (String) m.get("manifests"), steps, div);
+                (List<String>) m.getOrDefault("nodeAddresses", List.of()), (String) m.get("manifests"), steps, div,
+                (String) m.get("podBridge"));
     }
 
     Divergence divergence(int flow) {

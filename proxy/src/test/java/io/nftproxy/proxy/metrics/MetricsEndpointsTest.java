@@ -28,7 +28,8 @@ class MetricsEndpointsTest {
         ProxyConfig cfg = new ProxyConfig("node-a", List.of(Inet.parse("192.168.0.2")), List.of(Cidr.parse("10.244.0.0/16")),
                 List.of(Cidr.parse("10.96.0.0/12")), List.of(), true, 14, Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
         assertEquals("{\"kubeproxy.config.k8s.io\":{\"mode\":\"nftables\",\"hostnameOverride\":\"node-a\","
-                + "\"clusterCIDR\":\"10.244.0.0/16\",\"nodePortAddresses\":[\"primary\"],\"nftables\":{\"masqueradeAll\":true,"
+                + "\"clusterCIDR\":\"10.244.0.0/16\",\"detectLocalMode\":\"ClusterCIDR\","
+                + "\"detectLocal\":{\"bridgeInterface\":\"\",\"interfaceNamePrefix\":\"\"},\"nodePortAddresses\":[\"primary\"],\"nftables\":{\"masqueradeAll\":true,"
                 + "\"masqueradeBit\":14,\"minSyncPeriod\":\"1s\",\"syncPeriod\":\"30s\"},\"nftproxy\":{\"serviceCIDRs\":\"10.96.0.0/12\","
                 + "\"nodeIPs\":\"192.168.0.2\",\"table\":\"nftproxy\"}}}", MetricsEndpoints.configz("nftables", cfg));
     }

@@ -80,6 +80,7 @@ class KubeModelTest {
             metadata:
               name: node-a
               labels: {topology.kubernetes.io/zone: z1}
+            spec: {podCIDR: 10.244.2.0/24, podCIDRs: [10.244.2.0/24, "fd00:244:2::/64"]}
             status:
               addresses:
               - {type: Hostname, address: node-a}
@@ -221,5 +222,21 @@ class KubeModelTest {
         assertEquals(1, out.size());
         assertEquals("Service default/a", out.get(0).key().toString());
         assertEquals(List.of("a Service without metadata.name (skipped)"), problems);
+    }
+
+    @Test
+    void aNodesPodCidrsComeFromPodCidrsElsePodCidr() {
+        List<String> problems = new ArrayList<>();
+        java.util.function.Function<String, List<String>> cidrs = spec -> {
+            List<KubeObject> out = new ArrayList<>();
+            Yaml.documents("kind: Node\nmetadata: {name: n}\nspec: " + spec + "\n")
+                    .forEach(d -> out.addAll(KubeModel.objects(d, problems::add)));
+            return ((KubeObject.NodeRecord) out.get(0)).node().podCIDRs().stream().map(Object::toString).toList();
+        };
+        assertEquals(List.of("10.244.2.0/24", "fd00:244:2::/64"), cidrs.apply("{podCIDR: 10.244.2.0/24, podCIDRs: [10.244.2.0/24, \"fd00:244:2::/64\"]}"));
+        assertEquals(List.of("10.244.7.0/24"), cidrs.apply("{podCIDR: 10.244.7.0/24}"));
+        assertEquals(List.of(), cidrs.apply("{}"));
+        assertEquals(List.of("10.244.8.0/24"), cidrs.apply("{podCIDRs: [not-a-cidr, 10.244.8.0/24]}"), "a malformed one is skipped");
+        assertEquals(List.of(), problems);
     }
 }
