@@ -4,17 +4,29 @@ import java.net.InetAddress;
 import java.util.Set;
 
 /**
- * One endpoint of a service port, from an EndpointSlice. {@code zoneHints} is null when the slice
- * gave no hints for it.
+ * One endpoint of a service port, from an EndpointSlice. {@code zoneHints} ({@code hints.forZones})
+ * and {@code nodeHints} ({@code hints.forNodes}, for trafficDistribution PreferSameNode) are null
+ * when the slice gave none for it.
  */
 public record Endpoint(InetAddress address, int port, String nodeName, String zone, boolean ready, boolean serving,
-                       boolean terminating, Set<String> zoneHints) {
+                       boolean terminating, Set<String> zoneHints, Set<String> nodeHints) {
     public Endpoint {
         zoneHints = zoneHints == null ? null : Set.copyOf(zoneHints);
+        nodeHints = nodeHints == null ? null : Set.copyOf(nodeHints);
+    }
+
+    public Endpoint(InetAddress address, int port, String nodeName, String zone, boolean ready, boolean serving,
+                    boolean terminating, Set<String> zoneHints) {
+        this(address, port, nodeName, zone, ready, serving, terminating, zoneHints, null);
     }
 
     public static Endpoint ready(InetAddress address, int port, String nodeName) {
-        return new Endpoint(address, port, nodeName, null, true, true, false, null);
+        return new Endpoint(address, port, nodeName, null, true, true, false, null, null);
+    }
+
+    /** The same endpoint on another port (a slice's endpoints serve each of its ports). */
+    public Endpoint withPort(int p) {
+        return new Endpoint(address, p, nodeName, zone, ready, serving, terminating, zoneHints, nodeHints);
     }
 
     public boolean isLocal(String node) {

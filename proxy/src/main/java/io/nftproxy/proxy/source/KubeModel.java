@@ -316,8 +316,7 @@ public final class KubeModel {
             ServicePortName id = new ServicePortName(key.namespace(), svc, portName == null ? "" : portName.intern(), proto);
             List<Endpoint> withPort = new ArrayList<>(eps.size());
             for (Endpoint e : eps) {
-                withPort.add(new Endpoint(e.address(), port, e.nodeName(), e.zone(), e.ready(), e.serving(),
-                        e.terminating(), e.zoneHints()));
+                withPort.add(e.withPort(port));
             }
             out.put(id, List.copyOf(withPort));
         }
@@ -345,21 +344,28 @@ public final class KubeModel {
         Boolean ready = c == null ? null : bool(c.get("ready"), what, "conditions.ready");
         Boolean serving = c == null ? null : bool(c.get("serving"), what, "conditions.serving");
         Boolean terminating = c == null ? null : bool(c.get("terminating"), what, "conditions.terminating");
-        Set<String> hints = null;
         Map<?, ?> h = map(e.get("hints"), what, "endpoint hints");
-        if (h != null && h.get("forZones") != null) {
-            hints = new HashSet<>();
-            for (Object z : list(h.get("forZones"), what, "hints.forZones")) {
-                Map<?, ?> zm = map(z, what, "hints.forZones[]");
-                String zone = zm == null ? null : text(zm.get("name"), what, "hints.forZones[].name");
-                if (zone != null) {
-                    hints.add(zone.intern());
-                }
-            }
-        }
+        Set<String> zoneHints = hints(h, "forZones", what);
+        Set<String> nodeHints = hints(h, "forNodes", what);
         return new Endpoint(addr, 0, intern(text(e.get("nodeName"), what, "nodeName")),
                 intern(text(e.get("zone"), what, "zone")), ready == null || ready, serving == null || serving,
-                terminating != null && terminating, hints);
+                terminating != null && terminating, zoneHints, nodeHints);
+    }
+
+    /** The names in {@code hints.forZones} or {@code hints.forNodes} ({@code [{name: ...}]}); null without the field. */
+    private static Set<String> hints(Map<?, ?> h, String field, String what) throws InvalidObjectException {
+        if (h == null || h.get(field) == null) {
+            return null;
+        }
+        Set<String> out = new HashSet<>();
+        for (Object z : list(h.get(field), what, "hints." + field)) {
+            Map<?, ?> zm = map(z, what, "hints." + field + "[]");
+            String name = zm == null ? null : text(zm.get("name"), what, "hints." + field + "[].name");
+            if (name != null) {
+                out.add(name.intern());
+            }
+        }
+        return out;
     }
 
     /** The endpoints controller's annotation: when the change a slice carries was triggered. */

@@ -9,8 +9,10 @@ import io.nftproxy.proxy.model.ServicePort;
 
 /**
  * Chooses the endpoints a service port uses, as kube-proxy's topology code does: ready endpoints;
- * when there are none, serving-and-terminating ones; zone hints only when every ready endpoint has
- * them and one is for this node's zone; local endpoints for the Local policies.
+ * when there are none, serving-and-terminating ones; node hints (trafficDistribution
+ * PreferSameNode) when every ready endpoint has them and one is for this node, else zone hints
+ * when every ready endpoint has them and one is for this node's zone; local endpoints for the
+ * Local policies.
  */
 public final class EndpointSelector {
     private EndpointSelector() {
@@ -20,8 +22,8 @@ public final class EndpointSelector {
         List<Endpoint> cluster = List.of();
         boolean any = false;
         if (svc.usesClusterEndpoints()) {
-            boolean topology = canUseTopology(endpoints, node);
-            cluster = filter(endpoints, ep -> ep.ready() && (!topology || ep.zoneHints().contains(node.zone())));
+            Topology topology = topologyMode(endpoints, node);
+            cluster = filter(endpoints, ep -> ep.ready() && topology.admits(ep, node));
             if (cluster.isEmpty()) {
                 // No ready endpoint anywhere: fall back to those still serving while terminating.
                 cluster = filter(endpoints, ep -> ep.serving() && ep.terminating());
@@ -51,25 +53,52 @@ public final class EndpointSelector {
         return new EndpointSelection(cluster, local, any);
     }
 
-    /**
-     * Topology hints apply when the node has a zone, every ready endpoint carries hints, and at
-     * least one ready endpoint is hinted for this zone; otherwise hints are ignored entirely.
-     */
-    static boolean canUseTopology(List<Endpoint> endpoints, NodeInfo node) {
-        if (node.zone() == null || node.zone().isEmpty()) {
-            return false;
+    /** Which hints, if any, narrow the cluster endpoints. */
+    enum Topology {
+        NONE, SAME_NODE, SAME_ZONE;
+
+        boolean admits(Endpoint ep, NodeInfo node) {
+            return switch (this) {
+                case NONE -> true;
+                case SAME_NODE -> ep.nodeHints().contains(node.name());
+                case SAME_ZONE -> ep.zoneHints().contains(node.zone());
+            };
         }
+    }
+
+    /**
+     * Node hints apply when every ready endpoint carries some and one is for this node; else zone
+     * hints apply when every ready endpoint carries some, the node has a zone and one is for it;
+     * otherwise hints are ignored entirely (upstream's topologyModeFromHints, with the
+     * PreferSameTrafficDistribution gate on, as it is by default).
+     */
+    static Topology topologyMode(List<Endpoint> endpoints, NodeInfo node) {
+        boolean allNodeHints = true;
+        boolean forNode = false;
+        boolean allZoneHints = true;
         boolean forZone = false;
         for (Endpoint ep : endpoints) {
             if (!ep.ready()) {
                 continue;
             }
-            if (ep.zoneHints() == null || ep.zoneHints().isEmpty()) {
-                return false;
+            if (ep.nodeHints() == null || ep.nodeHints().isEmpty()) {
+                allNodeHints = false;
+            } else if (ep.nodeHints().contains(node.name())) {
+                forNode = true;
             }
-            forZone |= ep.zoneHints().contains(node.zone());
+            if (ep.zoneHints() == null || ep.zoneHints().isEmpty()) {
+                allZoneHints = false;
+            } else if (ep.zoneHints().contains(node.zone())) {
+                forZone = true;
+            }
         }
-        return forZone;
+        if (allNodeHints && forNode) {
+            return Topology.SAME_NODE;
+        }
+        if (!allZoneHints || node.zone() == null || node.zone().isEmpty() || !forZone) {
+            return Topology.NONE;
+        }
+        return Topology.SAME_ZONE;
     }
 
     private static List<Endpoint> filter(List<Endpoint> eps, Predicate<Endpoint> p) {

@@ -69,7 +69,7 @@ class KubeModelTest {
               nodeName: node-a
               zone: z1
               conditions: {ready: true}
-              hints: {forZones: [{name: z1}]}
+              hints: {forZones: [{name: z1}], forNodes: [{name: node-a}]}
             - addresses: [10.244.2.2]
               nodeName: node-b
               conditions: {ready: false, serving: true, terminating: true}
@@ -238,5 +238,20 @@ class KubeModelTest {
         assertEquals(List.of(), cidrs.apply("{}"));
         assertEquals(List.of("10.244.8.0/24"), cidrs.apply("{podCIDRs: [not-a-cidr, 10.244.8.0/24]}"), "a malformed one is skipped");
         assertEquals(List.of(), problems);
+    }
+
+    @Test
+    void zoneAndNodeHintsReachEveryPortsEndpoints() {
+        String text = "kind: EndpointSlice\nmetadata: {name: s-1, namespace: ns, labels: {kubernetes.io/service-name: s}}\n"
+                + "addressType: IPv4\nports: [{name: a, port: 80}, {name: b, port: 81}]\n"
+                + "endpoints:\n- addresses: [10.244.0.1]\n  hints: {forZones: [{name: z1}], forNodes: [{name: node-a}]}\n";
+        List<KubeObject> out = new ArrayList<>();
+        Yaml.documents(text).forEach(d -> out.addAll(KubeModel.objects(d, p -> { })));
+        KubeObject.SliceRecord s = (KubeObject.SliceRecord) out.get(0);
+        assertEquals(2, s.endpoints().size());
+        for (List<io.nftproxy.proxy.model.Endpoint> eps : s.endpoints().values()) {
+            assertEquals(java.util.Set.of("z1"), eps.get(0).zoneHints());
+            assertEquals(java.util.Set.of("node-a"), eps.get(0).nodeHints());
+        }
     }
 }

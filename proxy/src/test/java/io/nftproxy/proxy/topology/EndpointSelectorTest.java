@@ -22,17 +22,24 @@ import io.nftproxy.proxy.model.ServicePortName;
 class EndpointSelectorTest {
     static final NodeInfo NODE = new NodeInfo("node-a", "z1", List.of(), false);
 
-    /** "1.1.1.1@node-a" plus flags: R ready, S serving, T terminating; "h=z1|z2" hints. */
+    /** "1.1.1.1@node-a" plus flags: R ready, S serving, T terminating; "h=z1|z2" zone hints; "n=node-a|node-b" node hints. */
     static Endpoint ep(String spec) {
         String[] parts = spec.split(" ");
         String ip = parts[0].substring(0, parts[0].indexOf('@'));
         String node = parts[0].substring(parts[0].indexOf('@') + 1);
         String flags = parts.length > 1 ? parts[1] : "RS";
         Set<String> hints = null;
-        if (parts.length > 2) {
-            hints = Set.of(parts[2].substring(2).split("\\|"));
+        Set<String> nodeHints = null;
+        for (int i = 2; i < parts.length; i++) {
+            Set<String> names = Set.of(parts[i].substring(2).split("\\|"));
+            if (parts[i].startsWith("h=")) {
+                hints = names;
+            } else {
+                nodeHints = names;
+            }
         }
-        return new Endpoint(Inet.parse(ip), 80, node, null, flags.contains("R"), flags.contains("S"), flags.contains("T"), hints);
+        return new Endpoint(Inet.parse(ip), 80, node, null, flags.contains("R"), flags.contains("S"), flags.contains("T"), hints,
+                nodeHints);
     }
 
     static ServicePort svc(boolean nodePort, boolean eLocal, boolean iLocal) {
@@ -75,6 +82,17 @@ class EndpointSelectorTest {
                         List.of("1.0.0.1@node-b RS h=z1", "1.0.0.2@node-b RS"), List.of("1.0.0.1", "1.0.0.2"), List.of(), true),
                 Arguments.of("hints are ignored when none is for our zone", false, false, false,
                         List.of("1.0.0.1@node-b RS h=z2", "1.0.0.2@node-b RS h=z3"), List.of("1.0.0.1", "1.0.0.2"), List.of(), true),
+                Arguments.of("node hints for this node are honoured (PreferSameNode)", false, false, false,
+                        List.of("1.0.0.1@node-a RS h=z1 n=node-a", "1.0.0.2@node-b RS h=z1 n=node-b"), List.of("1.0.0.1"), List.of(), true),
+                Arguments.of("node hints win over zone hints", false, false, false,
+                        List.of("1.0.0.1@node-a RS h=z2 n=node-a", "1.0.0.2@node-b RS h=z1 n=node-b"), List.of("1.0.0.1"), List.of(), true),
+                Arguments.of("node hints for other nodes only: zone hints decide", false, false, false,
+                        List.of("1.0.0.1@node-c RS h=z1 n=node-c", "1.0.0.2@node-b RS h=z2 n=node-b"), List.of("1.0.0.1"), List.of(), true),
+                Arguments.of("node hints ignored unless every ready endpoint has them", false, false, false,
+                        List.of("1.0.0.1@node-a RS n=node-a", "1.0.0.2@node-b RS"), List.of("1.0.0.1", "1.0.0.2"), List.of(), true),
+                Arguments.of("a not-ready endpoint without node hints does not count", false, false, false,
+                        List.of("1.0.0.1@node-a RS n=node-a", "1.0.0.2@node-b S", "1.0.0.3@node-b RS n=node-b"), List.of("1.0.0.1"),
+                        List.of(), true),
                 Arguments.of("hints do not apply to local traffic policy", true, true, true,
                         List.of("1.0.0.1@node-a RS h=z2", "1.0.0.2@node-b RS h=z1"), List.of(), List.of("1.0.0.1"), true));
     }
