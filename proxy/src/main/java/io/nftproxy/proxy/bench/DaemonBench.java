@@ -151,6 +151,70 @@ public final class DaemonBench {
         }
     }
 
+    /**
+     * The daemon with its drift watcher, over a watched directory: {@code repeats} times someone
+     * else flushes one of our chains ({@code nft flush chain}), timed from that command's return to
+     * the commit of the repair (which rebuilds our tables whole).
+     */
+    public static Figures driftRepair(ProxyConfig cfg, ProxyState state, String netns, int repeats) throws Exception {
+        Path dir = Files.createTempDirectory("nftproxy-bench-drift");
+        try {
+            StringBuilder sb = new StringBuilder();
+            for (ServicePort svc : state.services().values()) {
+                BenchYaml.append(sb, svc, state.endpointsOf(svc.id()), "-x");
+            }
+            Files.writeString(dir.resolve("services.yaml"), sb);
+            ObjectStore store = new ObjectStore(cfg.hostname());
+            LinkedBlockingQueue<Long> repaired = new LinkedBlockingQueue<>();
+            LinkedBlockingQueue<Long> synced = new LinkedBlockingQueue<>();
+            SyncListener times = new SyncListener() {
+                @Override
+                public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
+                    synced.add(System.nanoTime());
+                }
+
+                @Override
+                public void repaired() {
+                    repaired.add(System.nanoTime());
+                }
+            };
+            long[] lat = new long[repeats];
+            long start;
+            try (NftClient client = NftClient.open(NetNamespace.named(netns)); ManifestSource src = new ManifestSource(dir, store);
+                 io.nftproxy.proxy.server.ProxyServer server = new io.nftproxy.proxy.server.ProxyServer(cfg, store, client,
+                         NetNamespace.named(netns), null, null, times)) {
+                long t0 = System.nanoTime();
+                src.start(false);
+                server.start();
+                Long first = synced.poll(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+                if (first == null) {
+                    throw new TimeoutException("no first sync within " + DEADLINE);
+                }
+                start = first - t0;
+                for (int i = 0; i < repeats; i++) {
+                    Process p = new ProcessBuilder("ip", "netns", "exec", netns, "nft", "flush", "chain", "ip", cfg.table(),
+                            "services").redirectErrorStream(true).start();
+                    String out = new String(p.getInputStream().readAllBytes());
+                    if (p.waitFor() != 0) {
+                        throw new IOException("nft flush chain failed: " + out);
+                    }
+                    long t = System.nanoTime();
+                    Long done = repaired.poll(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+                    if (done == null) {
+                        throw new TimeoutException("no repair within " + DEADLINE);
+                    }
+                    lat[i] = done - t;
+                }
+            }
+            Arrays.sort(lat);
+            return new Figures(start, lat, new long[0], 0, rss(), 0);
+        } finally {
+            try (var s = Files.walk(dir)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
     /** As an editor or a config tool does it: a temporary file renamed over the old one. */
     private static void write(Path dir, ServicePort svc, List<Endpoint> eps) throws IOException {
         StringBuilder sb = new StringBuilder();

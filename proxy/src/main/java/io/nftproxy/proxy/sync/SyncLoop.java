@@ -125,6 +125,8 @@ public final class SyncLoop implements AutoCloseable {
                     return;
                 }
                 full = needFull || System.nanoTime() >= lastFullNanos + syncPeriod.toNanos();
+                // Taken now: a request that arrives while this sync runs is a new one, served next.
+                needFull = false;
                 rebuild = needRebuild;
                 needRebuild = false;
                 pending = false;
@@ -145,7 +147,6 @@ public final class SyncLoop implements AutoCloseable {
                 lock.lock();
                 try {
                     failures = 0;
-                    needFull = false;
                     if (r.full()) {
                         lastFullNanos = System.nanoTime();
                     }

@@ -45,6 +45,12 @@ public final class Syncer implements Backend {
     /** Service ports the kernel refused, with the definition it refused; retried when it changes. */
     private final Map<ServicePortName, ServicePort> refused = new HashMap<>();
     private ProxyState lastState;
+    /**
+     * What was committed before {@link #forgetCommitted}: the kernel may no longer hold it, but
+     * its fragments are still what the same inputs render to, so the rebuild reuses them.
+     */
+    private final Map<IpFamily, TableState> forgotten = new EnumMap<>(IpFamily.class);
+    private ProxyState forgottenState;
     private Committer committer;
 
     /** How a transaction reaches the kernel (the drift watcher commits without listening). */
@@ -69,6 +75,11 @@ public final class Syncer implements Backend {
 
     @Override
     public void forgetCommitted() {
+        if (!committed.isEmpty()) {
+            forgotten.clear();
+            forgotten.putAll(committed);
+            forgottenState = lastState;
+        }
         committed.clear();
         lastState = null;
     }
@@ -129,11 +140,15 @@ public final class Syncer implements Backend {
                     ids = new TreeSet<>(state.services().keySet());
                     ids.addAll(touched);
                 }
+                // Fragments rendered from the same inputs are reused: from what we committed, or,
+                // when rebuilding, from what we committed before forgetting it.
+                TableState reuse = fresh.containsKey(f) ? forgotten.get(f) : ts;
+                ProxyState renderedFrom = fresh.containsKey(f) ? forgottenState : lastState;
                 for (ServicePortName id : ids) {
                     ServicePort svc = state.services().get(id);
                     Fragment frag = svc == null || refused.containsKey(id) ? null
-                            : unchanged(id, svc, state, nodeChanged) && ts.fragments.containsKey(id.toString())
-                            ? ts.fragments.get(id.toString()) // a full sync re-sends it; no need to render it again
+                            : reuse != null && unchanged(renderedFrom, id, svc, state) && reuse.fragments.containsKey(id.toString())
+                            ? reuse.fragments.get(id.toString()) // a full sync re-sends it; no need to render it again
                             : renderer.service(f, svc, state.endpointsOf(id), state.node());
                     if (frag == Fragment.EMPTY) {
                         frag = null;
@@ -155,6 +170,8 @@ public final class Syncer implements Backend {
             try {
                 io.nftproxy.netlink.nft.CommitStats st = committer.commit(tx);
                 committed.putAll(fresh);
+                forgotten.clear();
+                forgottenState = null;
                 int changedChains = 0;
                 for (Delta d : deltas.values()) {
                     d.apply();
@@ -177,10 +194,10 @@ public final class Syncer implements Backend {
         }
     }
 
-    /** Whether a service port's inputs are what the last committed sync rendered it from. */
-    private boolean unchanged(ServicePortName id, ServicePort svc, ProxyState state, boolean nodeChanged) {
-        return lastState != null && !nodeChanged && svc.equals(lastState.services().get(id))
-                && state.endpointsOf(id).equals(lastState.endpointsOf(id));
+    /** Whether a service port's inputs are those it was rendered from in {@code from}. */
+    private static boolean unchanged(ProxyState from, ServicePortName id, ServicePort svc, ProxyState state) {
+        return from != null && from.node().equals(state.node()) && svc.equals(from.services().get(id))
+                && state.endpointsOf(id).equals(from.endpointsOf(id));
     }
 
     private int count(java.util.function.ToIntFunction<TableState> f) {
