@@ -25,7 +25,7 @@ import io.nftproxy.netlink.msg.NlMessage;
  * Talks nf_tables to the kernel over one NETLINK_NETFILTER socket: commits transactions as
  * atomic batches, dumps objects back into the model, reads the generation id. Not thread-safe.
  */
-public final class NftClient implements AutoCloseable {
+public final class NftClient implements NftKernel, AutoCloseable {
     private static final int MIN_SOCKET_BUFFER = 4 << 20;
     private static final int MAX_SOCKET_BUFFER = 1 << 30;
     private static final int RECEIVE_BUFFER = 1 << 20;

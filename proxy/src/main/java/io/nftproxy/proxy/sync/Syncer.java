@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.nftproxy.netlink.nft.Chain;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftKernel;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.NftObject;
 import io.nftproxy.netlink.nft.Rule;
@@ -38,7 +38,7 @@ public final class Syncer implements Backend {
     private static final Logger LOG = LoggerFactory.getLogger(Syncer.class);
     private static final int MAX_EXCLUSIONS_PER_SYNC = 8;
 
-    private final NftClient client;
+    private final NftKernel client;
     private final NftRenderer renderer;
     private final String tableName;
     private final Map<IpFamily, TableState> committed = new EnumMap<>(IpFamily.class);
@@ -59,7 +59,7 @@ public final class Syncer implements Backend {
         io.nftproxy.netlink.nft.CommitStats commit(Transaction tx) throws NftException;
     }
 
-    public Syncer(NftClient client, NftRenderer renderer, String tableName) {
+    public Syncer(NftKernel client, NftRenderer renderer, String tableName) {
         this.client = client;
         this.renderer = renderer;
         this.tableName = tableName;

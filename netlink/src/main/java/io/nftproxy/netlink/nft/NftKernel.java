@@ -1,0 +1,19 @@
+package io.nftproxy.netlink.nft;
+
+/**
+ * What a program that owns tables needs of nf_tables: commit a transaction atomically, read a
+ * table back, and the ruleset's generation id. {@link NftClient} is the kernel's;
+ * {@link io.nftproxy.netlink.testing.FakeNfTables} an in-memory one for tests without privileges.
+ */
+public interface NftKernel {
+    /** Applies every operation, or none: a refusal is a {@link TransactionException} naming the operation. */
+    CommitStats commit(Transaction tx) throws NftException;
+
+    /** Everything in one table; ENOENT when it does not exist. */
+    TableContents readTable(Family family, String table) throws NftException;
+
+    boolean hasTable(Family family, String table) throws NftException;
+
+    /** Changes with every commit that changed something. */
+    long generation() throws NftException;
+}
