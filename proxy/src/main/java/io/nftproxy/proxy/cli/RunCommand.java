@@ -249,6 +249,9 @@ final class RunCommand implements Callable<Integer> {
         }
         KubernetesSource k = new KubernetesSource(kubeconfig, store);
         k.start();
+        if (!once) {
+            k.announceStart();
+        }
         return k;
     }
 }

@@ -77,6 +77,28 @@ public final class KubernetesSource implements AutoCloseable {
                 slices.getStore().list().size());
     }
 
+    /**
+     * The event kube-proxy records when it starts: on this node's Node object (events.k8s.io/v1,
+     * in namespace default as for every cluster-scoped object), type Normal, reason Starting,
+     * action StartKubeProxy, reported by nftproxy on this node. A failure is logged, not fatal.
+     */
+    public void announceStart() {
+        String node = store.node().name();
+        try {
+            String now = java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString();
+            io.fabric8.kubernetes.api.model.events.v1.Event e = new io.fabric8.kubernetes.api.model.events.v1.EventBuilder()
+                    .withNewMetadata().withGenerateName(node + ".").withNamespace("default").endMetadata()
+                    .withNewRegarding().withKind("Node").withApiVersion("v1").withName(node).withUid(node).endRegarding()
+                    .withType("Normal").withReason("Starting").withAction("StartKubeProxy")
+                    .withNote("Starting nftproxy (nf_tables over netlink)")
+                    .withReportingController("nftproxy").withReportingInstance("nftproxy-" + node)
+                    .withEventTime(new io.fabric8.kubernetes.api.model.MicroTime(now)).build();
+            client.events().v1().events().inNamespace("default").resource(e).create();
+        } catch (RuntimeException ex) {
+            LOG.warn("could not record the Starting event on Node {}: {}", node, ex.getMessage());
+        }
+    }
+
     /** An informer cache that keeps each object's key and resource version only: we keep the model. */
     private static <T extends HasMetadata> ReducedStateItemStore<T> reduced(Class<T> type, KubernetesSerialization json) {
         return new ReducedStateItemStore<>(ReducedStateItemStore.NAME_KEY_STATE, type, json);

@@ -1,6 +1,10 @@
 package io.nftproxy.proxy.sync;
 
-/** Observes the sync loop (metrics, health). Called on the loop's thread. */
+/**
+ * Observes the sync loop (metrics, health). {@link #queued} and {@link #driftSeen} are called on
+ * the thread that brought the news (a source's, the drift watcher's), the others on the loop's
+ * thread; never while the loop holds its lock. Implementations must be thread-safe.
+ */
 public interface SyncListener {
     /** A change arrived and a sync is queued. */
     default void queued(long epochMillis) {

@@ -45,15 +45,17 @@ public final class SyncLoop implements AutoCloseable {
     }
 
     public void requestSync() {
+        boolean first;
         lock.lock();
         try {
-            if (!pending) {
-                listener.queued(System.currentTimeMillis());
-            }
+            first = !pending;
             pending = true;
             wake.signalAll();
         } finally {
             lock.unlock();
+        }
+        if (first) {
+            listener.queued(System.currentTimeMillis()); // outside the lock: listeners may take their own
         }
     }
 
@@ -74,16 +76,18 @@ public final class SyncLoop implements AutoCloseable {
      * change coalesce into one repair.
      */
     public void requestRepair() {
+        boolean first;
         lock.lock();
         try {
-            if (!needRebuild) {
-                listener.driftSeen();
-            }
+            first = !needRebuild;
             needRebuild = true;
             needFull = true;
             wake.signalAll();
         } finally {
             lock.unlock();
+        }
+        if (first) {
+            listener.driftSeen();
         }
     }
 

@@ -98,7 +98,11 @@ class DeployManifestsTest {
         for (String res : List.of("services", "nodes", "endpointslices")) {
             assertTrue(verbs.get(res).containsAll(List.of("list", "watch")), res);
         }
-        assertTrue(verbs.get("events").contains("create"));
+        // Exactly what is used: the Starting event (KubernetesSource.announceStart) is created, never changed.
+        assertEquals(List.of("create"), verbs.get("events"));
+        assertEquals(List.of(List.of("events.k8s.io")), role.getRules().stream().filter(r -> r.getResources().contains("events"))
+                .map(r -> r.getApiGroups()).toList());
+        assertEquals(java.util.Set.of("services", "nodes", "endpointslices", "events"), verbs.keySet(), "and nothing else");
     }
 
     @Test

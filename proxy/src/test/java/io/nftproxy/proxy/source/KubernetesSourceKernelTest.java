@@ -131,4 +131,19 @@ class KubernetesSourceKernelTest {
             eventually(() -> beside.snapshot().state().services().containsKey(mineId), "and the other proxy takes it");
         }
     }
+
+    @Test
+    void startingIsRecordedOnTheNodeAsKubeProxyRecordsIt() {
+        ObjectStore store = new ObjectStore("node-a");
+        try (KubernetesSource source = new KubernetesSource(client, store)) {
+            source.announceStart();
+        }
+        List<io.fabric8.kubernetes.api.model.events.v1.Event> events = client.events().v1().events().inNamespace("default").list()
+                .getItems();
+        assertEquals(1, events.size());
+        io.fabric8.kubernetes.api.model.events.v1.Event e = events.get(0);
+        assertEquals(List.of("Node", "node-a", "Normal", "Starting", "StartKubeProxy", "nftproxy"), List.of(e.getRegarding().getKind(),
+                e.getRegarding().getName(), e.getType(), e.getReason(), e.getAction(), e.getReportingController()));
+        assertTrue(e.getEventTime() != null && e.getEventTime().getTime().endsWith("Z"), "eventTime is set");
+    }
 }
