@@ -9,6 +9,19 @@ import picocli.CommandLine.Command;
         subcommands = {DemoCommand.class, RunCommand.class, DumpCommand.class, CleanupCommand.class, BenchCommand.class,
             BenchNetlinkCommand.class, SelftestCommand.class})
 public final class Main {
+    /** Applied as soon as it is parsed, so that the command's own logging already uses it. */
+    @picocli.CommandLine.Option(names = "--logging-format", paramLabel = "text|json", scope = picocli.CommandLine.ScopeType.INHERIT,
+            description = "Log lines as text (default) or as JSON objects, one a line.")
+    void loggingFormat(String format) {
+        Logging.format(format);
+    }
+
+    @picocli.CommandLine.Option(names = {"-v", "--v"}, paramLabel = "N", scope = picocli.CommandLine.ScopeType.INHERIT,
+            description = "Log verbosity, as klog's: 0-1 info (default), 2-5 debug, 6+ trace.")
+    void verbosity(int v) {
+        Logging.verbosity(v);
+    }
+
     public static void main(String[] args) {
         System.exit(execute(args));
     }

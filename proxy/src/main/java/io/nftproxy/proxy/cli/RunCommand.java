@@ -185,7 +185,11 @@ final class RunCommand implements Callable<Integer> {
             SyncListener log = new SyncListener() {
                 @Override
                 public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
-                    LOG.info("{} sync: {} service ports, {} chains changed, {} chains / {} rules / {} elements owned,"
+                    // The numbers again as key/values, for --logging-format json.
+                    LOG.atInfo().addKeyValue("full", r.full()).addKeyValue("servicePorts", snap.state().services().size())
+                            .addKeyValue("operations", r.commit().operations()).addKeyValue("elapsedMs", nanos / 1_000_000)
+                            .addKeyValue("kernelMs", r.commit().kernelNanos() / 1_000_000)
+                            .log("{} sync: {} service ports, {} chains changed, {} chains / {} rules / {} elements owned,"
                                     + " {} ops in {} messages, {} ms (kernel {} ms)",
                             r.full() ? "full" : "partial", snap.state().services().size(), r.changedChains(),
                             r.chains(), r.rules(), r.elements(), r.commit().operations(), r.commit().messages(),

@@ -185,8 +185,10 @@ public final class Syncer implements Backend {
                 if (culprit == null || attempt >= MAX_EXCLUSIONS_PER_SYNC) {
                     throw e;
                 }
-                LOG.error("the kernel refused the rules of service port {}; leaving it out until it changes: {}",
-                        culprit, e.getMessage());
+                LOG.atError().addKeyValue("service", culprit.namespace() + "/" + culprit.name())
+                        .addKeyValue("port", culprit.port()).addKeyValue("protocol", culprit.protocol())
+                        .log("the kernel refused the rules of service port {}; leaving it out until it changes: {}",
+                                culprit, e.getMessage());
                 refused.put(culprit, state.services().get(culprit));
                 rejected.add(culprit + ": " + e.getMessage());
                 touched.add(culprit);

@@ -79,4 +79,35 @@ class DryRunCliTest {
         assertEquals(2, r.exit());
         assertTrue(r.err().contains("--dry-run needs --once"), r.err());
     }
+
+    @Test
+    void jsonLogLinesAsKubernetesComponentsWriteThem(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("svc.yaml"), """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: "we\\"ird", namespace: shop}
+                spec: {clusterIP: 10.96.0.10, ports: [{port: 99999}]}
+                """);
+        Result r;
+        try {
+            r = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "node-a",
+                    "--logging-format", "json");
+        } finally {
+            Logging.format("text"); // back to the console as it is now
+        }
+        assertEquals(0, r.exit(), r.err());
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        boolean sawSync = false;
+        for (String line : r.err().lines().filter(l -> l.startsWith("{")).toList()) {
+            com.fasterxml.jackson.databind.JsonNode n = json.readTree(line); // every line parses, quotes and all
+            assertTrue(n.get("ts").isNumber() && n.get("msg").isTextual() && n.get("level").isTextual() && n.get("v").isInt(), line);
+            if (n.get("msg").asText().startsWith("full sync")) {
+                sawSync = true;
+                assertEquals(true, n.get("full").asBoolean());
+                assertEquals(0, n.get("servicePorts").asInt(), "the bad service is not programmed");
+            }
+        }
+        assertTrue(sawSync, r.err());
+        assertTrue(r.err().contains("shop/we\"ird"), "the bad service is named: " + r.err());
+    }
 }
