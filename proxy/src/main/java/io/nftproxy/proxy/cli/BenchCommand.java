@@ -75,14 +75,73 @@ final class BenchCommand implements Callable<Integer> {
             + " (per-service numgen vmap, per-endpoint chains) for the same services, in another fresh namespace.")
     boolean compareKubeProxy;
 
+    @Option(names = "--compare", description = "Side by side: nftproxy, kube-proxy's nftables layout (nft -f) and its iptables"
+            + " layout (iptables-restore): full and partial syncs, and new-connection latency; CSV, Markdown and PNG in --out.")
+    boolean compare;
+
+    @Option(names = "--quick", description = "--compare at 100 and 1,000 services, data plane at 10 and 1,000; under two minutes.")
+    boolean quick;
+
+    @Option(names = "--backends", split = ",", defaultValue = "nftproxy,kube-nftables,kube-iptables",
+            description = "Backends to compare (default: ${DEFAULT-VALUE}).")
+    List<String> backends;
+
+    @Option(names = "--repetitions", defaultValue = "20", description = "Repetitions of each partial change (default: ${DEFAULT-VALUE}).")
+    int repetitions;
+
+    @Option(names = "--budget", defaultValue = "120s", description = "Time one sync of one backend may take (default: ${DEFAULT-VALUE}).")
+    String budget;
+
+    @Option(names = "--connect-services", split = ",", defaultValue = "10,1000,10000,30000",
+            description = "Services programmed while measuring connection latency (default: ${DEFAULT-VALUE}).")
+    List<Integer> connectServices;
+
+    @Option(names = "--connects", defaultValue = "300", description = "Connections timed per backend and size (default: ${DEFAULT-VALUE}).")
+    int connects;
+
+    @Option(names = "--out", defaultValue = "bench-results", description = "Where --compare writes results.csv, report.md and"
+            + " the plots (default: ${DEFAULT-VALUE}).")
+    Path out;
+
+    @Option(names = "--no-data-plane", description = "With --compare: skip the connection latency.")
+    boolean noDataPlane;
+
     @Override
     public Integer call() throws Exception {
+        if (compare || quick) {
+            return compare();
+        }
         System.out.printf("%-9s %-9s %10s %10s %10s %10s %10s %9s %9s %9s %9s %9s%n", "services", "endpoints", "full_ms",
                 "render_ms", "encode_ms", "kernel_ms", "messages", "chg_p50", "chg_p99", "chg_max", "add_p50", "add_p99");
         for (int n : services) {
             run(n);
         }
         return 0;
+    }
+
+    private int compare() throws Exception {
+        List<Integer> sizes = quick ? List.of(100, 1000) : services;
+        List<Integer> dataPlane = quick ? List.of(10, 1000) : connectServices;
+        int reps = quick ? 5 : repetitions;
+        int conns = quick ? 100 : connects;
+        java.time.Duration limit = quick ? java.time.Duration.ofSeconds(60) : Durations.parse(budget);
+        io.nftproxy.proxy.bench.CompareBench bench = new io.nftproxy.proxy.bench.CompareBench(backends, endpoints, reps, limit);
+        bench.syncs(sizes);
+        if (!noDataPlane) {
+            bench.connects(dataPlane, conns);
+        }
+        String command = "bench " + (quick ? "--quick" : "--compare --services " + join(sizes) + " --endpoints " + endpoints
+                + " --repetitions " + reps + " --connect-services " + join(dataPlane) + " --connects " + conns) + " --backends "
+                + String.join(",", backends);
+        io.nftproxy.proxy.bench.Report.write(out, bench.rows(), command);
+        System.out.print(io.nftproxy.proxy.bench.Report.markdown(bench.rows(), command));
+        System.out.println("written: " + out.resolve("results.csv") + ", " + out.resolve("report.md") + ", "
+                + out.resolve("sync.png") + ", " + out.resolve("connect.png"));
+        return 0;
+    }
+
+    private static String join(List<Integer> l) {
+        return String.join(",", l.stream().map(String::valueOf).toList());
     }
 
     private void run(int n) throws Exception {

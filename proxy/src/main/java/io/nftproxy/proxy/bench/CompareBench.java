@@ -1,0 +1,223 @@
+package io.nftproxy.proxy.bench;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.sandbox.Sandbox;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+
+/**
+ * Backends side by side on the same generated services, each in a fresh network namespace: a
+ * full sync, then partial changes (an endpoint replaced, an endpoint added, a service added, and
+ * removed again), repeated; and the data plane: new-connection latency from a pod through the
+ * node to a service while N services are programmed. Every figure goes to {@link Results}.
+ */
+public final class CompareBench {
+    /** One measured series: kind (sync or connect), backend, size, case, samples (nanos) or a note. */
+    public record Row(String kind, String backend, int services, String sample, long[] nanos, String note) {
+        public double p(double q) {
+            if (nanos.length == 0) {
+                return Double.NaN;
+            }
+            long[] s = nanos.clone();
+            Arrays.sort(s);
+            return s[Math.min(s.length - 1, (int) (s.length * q))] / 1e6;
+        }
+    }
+
+    private final List<String> backends;
+    private final int endpoints;
+    private final int repetitions;
+    private final Duration budget;
+    private final List<Row> rows = new ArrayList<>();
+
+    public CompareBench(List<String> backends, int endpoints, int repetitions, Duration budget) {
+        this.backends = backends;
+        this.endpoints = endpoints;
+        this.repetitions = repetitions;
+        this.budget = budget;
+    }
+
+    public List<Row> rows() {
+        return rows;
+    }
+
+    private static void exec(String... cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (p.waitFor() != 0) {
+            throw new IOException(String.join(" ", cmd) + " failed: " + out.trim());
+        }
+    }
+
+    /** The state with one change applied; the id of the service port it touched. */
+    record Change(String sample, ProxyState state, ServicePortName id) {
+    }
+
+    /** The four kinds of change, {@code r}-th repetition, each from the state before it. */
+    static List<Change> changes(ProxyState base, int n, int r) {
+        List<Change> out = new ArrayList<>();
+        ProxyState s = base;
+        ServicePortName a = new ServicePortName("bench", "svc-" + ((r * 7919L + 1) % n), "http", Protocol.TCP);
+        List<Endpoint> eps = new ArrayList<>(s.endpointsOf(a));
+        if (!eps.isEmpty()) {
+            eps.set(r % eps.size(), Endpoint.ready(BenchState.ip(0x0b000000 + r), 8080, "node-x"));
+        }
+        s = with(s, a, s.services().get(a), eps);
+        out.add(new Change("endpoint replaced", s, a));
+        ServicePortName b = new ServicePortName("bench", "svc-" + ((r * 104_729L + 13) % n), "http", Protocol.TCP);
+        eps = new ArrayList<>(s.endpointsOf(b));
+        eps.add(Endpoint.ready(BenchState.ip(0x0c000000 + r), 8080, "node-y"));
+        s = with(s, b, s.services().get(b), eps);
+        out.add(new Change("endpoint added", s, b));
+        ServicePortName c = new ServicePortName("bench", "added-" + r, "http", Protocol.TCP);
+        ServicePort svc = new ServicePort(c, List.of(BenchState.ip(0x0a6f0000 + r + 1)), 80, 0, List.of(), List.of(), List.of(),
+                false, false, 0, 0);
+        List<Endpoint> ceps = new ArrayList<>();
+        for (int j = 0; j < 10; j++) {
+            ceps.add(Endpoint.ready(BenchState.ip(0x0d000000 + r * 16 + j), 8080, "node-" + j));
+        }
+        s = with(s, c, svc, ceps);
+        out.add(new Change("service added", s, c));
+        s = with(s, c, null, null);
+        out.add(new Change("service removed", s, c));
+        return out;
+    }
+
+    static ProxyState with(ProxyState s, ServicePortName id, ServicePort svc, List<Endpoint> eps) {
+        TreeMap<ServicePortName, ServicePort> services = new TreeMap<>(s.services());
+        Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>(s.endpoints());
+        if (svc == null) {
+            services.remove(id);
+            endpoints.remove(id);
+        } else {
+            services.put(id, svc);
+            endpoints.put(id, eps);
+        }
+        return new ProxyState(services, endpoints, s.node());
+    }
+
+    /** Full and partial syncs at each size, for each backend. */
+    public void syncs(List<Integer> sizes) throws Exception {
+        long steps = (long) sizes.size() * backends.size() * (1 + 4L * repetitions);
+        try (ProgressBar bar = bar("syncs", steps)) {
+            for (int n : sizes) {
+                ProxyState base = BenchState.synthetic(n, endpoints, 0);
+                for (String b : backends) {
+                    String ns = "nftp-cmp-" + ProcessHandle.current().pid();
+                    exec("ip", "netns", "add", ns);
+                    try (SyncBackend backend = SyncBackend.create(b, BenchState.config(), ns)) {
+                        bar.setExtraMessage(b + " " + n);
+                        long full;
+                        try {
+                            full = backend.full(base, budget);
+                        } catch (SyncBackend.OverBudget e) {
+                            rows.add(new Row("sync", b, n, "full", new long[0], "> " + budget.toSeconds() + " s budget"));
+                            bar.stepBy(1 + 4L * repetitions);
+                            continue;
+                        }
+                        rows.add(new Row("sync", b, n, "full", new long[] {full}, ""));
+                        bar.step();
+                        Map<String, List<Long>> samples = new java.util.LinkedHashMap<>();
+                        ProxyState before = base;
+                        for (int r = 0; r < repetitions; r++) {
+                            for (Change c : changes(before, n, r)) {
+                                long t = backend.change(before, c.state(), c.id(), budget);
+                                samples.computeIfAbsent(c.sample(), k -> new ArrayList<>()).add(t);
+                                before = c.state();
+                                bar.step();
+                            }
+                        }
+                        samples.forEach((k, v) -> rows.add(new Row("sync", b, n, k, v.stream().mapToLong(Long::longValue).toArray(), "")));
+                    } finally {
+                        exec("ip", "netns", "del", ns);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * New-connection latency: a client pod connects {@code connects} times to a service whose
+     * endpoint is a real pod, through a node that has {@code n} services programmed by each backend.
+     */
+    public void connects(List<Integer> sizes, int connects) throws Exception {
+        try (ProgressBar bar = bar("data plane", (long) sizes.size() * backends.size() * connects)) {
+            for (int n : sizes) {
+                ProxyState base = BenchState.synthetic(n, endpoints, 0);
+                ServicePortName first = base.services().firstKey();
+                ProxyState state = with(base, first, base.services().get(first),
+                        List.of(Endpoint.ready(InetAddress.getByName("10.244.1.2"), 8080, "node-a")));
+                InetAddress vip = state.services().get(first).clusterIPs().get(0);
+                for (String b : backends) {
+                    bar.setExtraMessage(b + " " + n);
+                    try (Sandbox box = new Sandbox("nftp-dp")) {
+                        box.serve("10.244.1.2", 8080);
+                        var client = box.pod("10.244.2.100");
+                        ProxyConfig cfg = BenchState.config();
+                        try (SyncBackend backend = SyncBackend.create(b, cfg, box.node.name())) {
+                            try {
+                                backend.full(state, budget);
+                            } catch (SyncBackend.OverBudget e) {
+                                rows.add(new Row("connect", b, n, "connect", new long[0], "> " + budget.toSeconds() + " s budget"));
+                                bar.stepBy(connects);
+                                continue;
+                            }
+                            long[] lat = new long[connects];
+                            for (int i = 0; i < connects; i++) {
+                                lat[i] = client.ns().call(() -> connect(vip));
+                                bar.step();
+                            }
+                            rows.add(new Row("connect", b, n, "connect", lat, ""));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** Connect to accept: the time until the three-way handshake through the DNAT completes. */
+    private static long connect(InetAddress vip) throws IOException {
+        try (Socket s = new Socket()) {
+            s.setSoLinger(true, 0);
+            long t0 = System.nanoTime();
+            s.connect(new InetSocketAddress(vip, 80), 3000);
+            return System.nanoTime() - t0;
+        }
+    }
+
+    private static ProgressBar bar(String task, long max) {
+        return new ProgressBarBuilder().setTaskName(task).setInitialMax(max).setUpdateIntervalMillis(1000)
+                .setConsumer(new ConsoleProgressBarConsumer(System.err)).build();
+    }
+
+    /** A number for tables: milliseconds with sensible precision. */
+    static String ms(double v) {
+        return Double.isNaN(v) ? "" : v < 10 ? String.format(Locale.ROOT, "%.2f", v) : String.format(Locale.ROOT, "%.0f", v);
+    }
+
+    static Path ensureDir(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        return dir;
+    }
+}

@@ -1,0 +1,175 @@
+package io.nftproxy.proxy.bench;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.iptables.IptablesRenderer;
+import io.nftproxy.proxy.iptables.IptablesSyncer;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sync.Syncer;
+
+/**
+ * One way of programming the benchmark's services into a network namespace: a full sync, then
+ * partial syncs. Each call returns the time it took; a call over its budget is stopped and
+ * reported as {@link OverBudget}.
+ */
+public interface SyncBackend extends AutoCloseable {
+    String name();
+
+    long full(ProxyState s, Duration budget) throws Exception;
+
+    long change(ProxyState before, ProxyState after, ServicePortName changed, Duration budget) throws Exception;
+
+    @Override
+    default void close() {
+    }
+
+    /** A sync that did not finish within its budget. */
+    final class OverBudget extends Exception {
+        public OverBudget(String what, Duration budget) {
+            super(what + " exceeded its budget of " + budget.toSeconds() + " s", null, false, false);
+        }
+    }
+
+    static SyncBackend create(String name, ProxyConfig cfg, String netns) throws Exception {
+        return switch (name) {
+            case "nftproxy" -> new Nftproxy(cfg, netns);
+            case "kube-nftables" -> new KubeNftables(netns);
+            case "kube-iptables" -> new KubeIptables(cfg, netns);
+            default -> throw new IllegalArgumentException("unknown backend '" + name
+                    + "' (expected nftproxy, kube-nftables or kube-iptables)");
+        };
+    }
+
+    /** Runs a command with stdin in the namespace; its wall time, or OverBudget (it is killed then). */
+    static long run(String netns, List<String> cmd, String stdin, Duration budget) throws Exception {
+        List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", netns));
+        full.addAll(cmd);
+        long t0 = System.nanoTime();
+        Process p = new ProcessBuilder(full).redirectErrorStream(true).start();
+        try (var in = p.getOutputStream()) {
+            in.write(stdin.getBytes(StandardCharsets.UTF_8));
+        }
+        byte[] out = p.getInputStream().readNBytes(4096);
+        if (!p.waitFor(budget.toMillis(), TimeUnit.MILLISECONDS)) {
+            p.destroyForcibly().waitFor();
+            throw new OverBudget(String.join(" ", cmd), budget);
+        }
+        long took = System.nanoTime() - t0;
+        if (p.exitValue() != 0) {
+            throw new IOException(String.join(" ", cmd) + " failed: " + new String(out, StandardCharsets.UTF_8).trim());
+        }
+        return took;
+    }
+
+    /** nftproxy: one netlink transaction per sync, partial syncs of the changed service only. */
+    final class Nftproxy implements SyncBackend {
+        private final NftClient client;
+        private final Syncer syncer;
+
+        Nftproxy(ProxyConfig cfg, String netns) throws Exception {
+            client = NftClient.open(NetNamespace.named(netns));
+            syncer = new Syncer(client, new NftRenderer(cfg), cfg.table());
+        }
+
+        @Override
+        public String name() {
+            return "nftproxy";
+        }
+
+        @Override
+        public long full(ProxyState s, Duration budget) throws Exception {
+            long t0 = System.nanoTime();
+            syncer.sync(s, null);
+            return System.nanoTime() - t0;
+        }
+
+        @Override
+        public long change(ProxyState before, ProxyState after, ServicePortName changed, Duration budget) throws Exception {
+            long t0 = System.nanoTime();
+            syncer.sync(after, Set.of(changed));
+            return System.nanoTime() - t0;
+        }
+
+        @Override
+        public void close() {
+            client.close();
+        }
+    }
+
+    /** kube-proxy's nftables layout through {@code nft -f}: the time of the nft process. */
+    final class KubeNftables implements SyncBackend {
+        private final String netns;
+        private KubeProxyNftLayout.Layout last;
+
+        KubeNftables(String netns) {
+            this.netns = netns;
+        }
+
+        @Override
+        public String name() {
+            return "kube-nftables";
+        }
+
+        @Override
+        public long full(ProxyState s, Duration budget) throws Exception {
+            last = KubeProxyNftLayout.of(s);
+            return run(netns, List.of("nft", "-f", "-"), KubeProxyNftLayout.full(last), budget);
+        }
+
+        @Override
+        public long change(ProxyState before, ProxyState after, ServicePortName changed, Duration budget) throws Exception {
+            KubeProxyNftLayout.Layout next = KubeProxyNftLayout.of(after);
+            long t = run(netns, List.of("nft", "-f", "-"), KubeProxyNftLayout.delta(last, next), budget);
+            last = next;
+            return t;
+        }
+    }
+
+    /** kube-proxy's iptables layout (our reference renderer) through {@code iptables-restore --noflush}. */
+    final class KubeIptables implements SyncBackend {
+        private final String netns;
+        private final ProxyConfig cfg;
+        private final IptablesRenderer renderer;
+        private String last;
+
+        KubeIptables(ProxyConfig cfg, String netns) {
+            this.netns = netns;
+            this.cfg = cfg;
+            this.renderer = new IptablesRenderer(cfg);
+        }
+
+        @Override
+        public String name() {
+            return "kube-iptables";
+        }
+
+        @Override
+        public long full(ProxyState s, Duration budget) throws Exception {
+            // Untimed: our chains and the jumps from the built-in chains, as kube-proxy sets them up
+            // once; then the timed restore of the whole ruleset, as its full sync does.
+            new IptablesSyncer(cfg, netns).sync(new ProxyState(new java.util.TreeMap<>(), java.util.Map.of(), s.node()), null);
+            last = renderer.render(s, IpFamily.V4).restore();
+            return run(netns, List.of("iptables-restore", "-w", "--noflush"), last, budget);
+        }
+
+        @Override
+        public long change(ProxyState before, ProxyState after, ServicePortName changed, Duration budget) throws Exception {
+            String next = renderer.render(after, IpFamily.V4).restore();
+            long t = run(netns, List.of("iptables-restore", "-w", "--noflush"), IptablesLayout.delta(last, next), budget);
+            last = next;
+            return t;
+        }
+    }
+}
