@@ -106,7 +106,7 @@ public final class ProxyMetrics implements SyncListener {
         bytes = DistributionSummary.builder("nftproxy.transaction.bytes").baseUnit("bytes")
                 .description("Netlink bytes per sync transaction").register(registry);
         driftRepairs = Counter.builder("nftproxy.drift.repairs")
-                .description("Full syncs started because someone else changed our tables").register(registry);
+                .description("Repairs committed after someone else changed our tables, one per change").register(registry);
         io.prometheus.client.hotspot.DefaultExports.register(registry.getPrometheusRegistry());
     }
 
