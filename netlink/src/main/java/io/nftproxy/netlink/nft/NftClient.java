@@ -143,7 +143,9 @@ public final class NftClient implements NftKernel, AutoCloseable {
                                 done = true;
                             }
                         } else if (e.seq() == begin) {
+                            // The batch was refused whole (no CAP_NET_ADMIN, say): nothing else will come.
                             failures.add(new TransactionException.Failure(-1, null, e.errno(), e.extAckMessage()));
+                            done = true;
                         }
                     }
                 }

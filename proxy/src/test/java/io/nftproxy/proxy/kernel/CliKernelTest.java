@@ -101,4 +101,41 @@ class CliKernelTest {
         assertEquals(1, badCidr.exit());
         assertTrue(badCidr.err().contains("prefix /99 out of range"), badCidr.err());
     }
+
+    /** The command line in a new JVM with one capability dropped from its bounding set; stderr, or null on timeout. */
+    private static String withoutCapability(String cap, String... args) throws Exception {
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of("setpriv", "--bounding-set=-" + cap,
+                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"),
+                io.nftproxy.proxy.cli.Main.class.getName()));
+        cmd.addAll(java.util.List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        java.util.concurrent.CompletableFuture<String> out = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return new String(p.getInputStream().readAllBytes());
+            } catch (java.io.IOException e) {
+                return e.toString();
+            }
+        });
+        if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return null;
+        }
+        return out.get() + "exit " + p.exitValue();
+    }
+
+    @Test
+    void withoutPrivilegeItSaysWhichAtOnce(@TempDir Path dir) throws Exception {
+        Kernel.require();
+        java.nio.file.Files.writeString(dir.resolve("s.yaml"), "kind: Service\nmetadata: {name: a}\nspec: {clusterIP: 10.96.0.1,"
+                + " ports: [{port: 80}]}\n");
+        String noNetAdmin = withoutCapability("net_admin", "run", "--manifests", dir.toString(), "--once",
+                "--hostname-override", "n");
+        assertTrue(noNetAdmin != null, "it answered instead of waiting for a reply that never comes");
+        assertTrue(noNetAdmin.contains("CAP_NET_ADMIN") && noNetAdmin.endsWith("exit 1"), noNetAdmin);
+        try (TestNetns ns = TestNetns.create("nftp-cap")) {
+            String noSysAdmin = withoutCapability("sys_admin", "run", "--manifests", dir.toString(), "--once",
+                    "--hostname-override", "n", "--netns", ns.name());
+            assertTrue(noSysAdmin != null && noSysAdmin.contains("needs CAP_SYS_ADMIN"), String.valueOf(noSysAdmin));
+        }
+    }
 }
