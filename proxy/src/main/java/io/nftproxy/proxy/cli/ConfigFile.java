@@ -21,6 +21,9 @@ record ConfigFile(String hostnameOverride, List<String> clusterCIDRs, List<Strin
                   String detectLocalMode, String bridgeInterface, String interfaceNamePrefix) {
 
     static ConfigFile read(Path file) throws IOException {
+        if (!Files.isRegularFile(file)) {
+            throw new IOException("config file " + file + " not found");
+        }
         Map<String, Object> m;
         try {
             @SuppressWarnings("unchecked")

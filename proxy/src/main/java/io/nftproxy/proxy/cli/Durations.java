@@ -30,7 +30,12 @@ final class Durations {
                 case "m" -> 60_000_000_000L;
                 default -> 3_600_000_000_000L;
             };
-            nanos += (long) (v * unit);
+            double part = v * unit;
+            // Go's time.Duration ends at about 2,562,047 h, as kube-proxy's flags do.
+            if (part >= Long.MAX_VALUE || nanos + part >= Long.MAX_VALUE) {
+                throw new IllegalArgumentException("duration '" + s + "' is out of range (at most 2562047h)");
+            }
+            nanos += (long) part;
             pos = m.end();
         }
         if (pos != t.length()) {

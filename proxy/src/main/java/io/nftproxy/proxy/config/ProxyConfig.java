@@ -45,6 +45,22 @@ public record ProxyConfig(
         if (masqueradeBit < 0 || masqueradeBit > 31) {
             throw new IllegalArgumentException("masquerade bit " + masqueradeBit + " is not in [0, 31]");
         }
+        // kube-proxy's validation of the sync periods, and a table name the kernel takes.
+        if (syncPeriod == null || syncPeriod.isNegative() || syncPeriod.isZero()) {
+            throw new IllegalArgumentException("--sync-period (syncPeriod) must be greater than 0, not " + syncPeriod);
+        }
+        if (minSyncPeriod == null || minSyncPeriod.isNegative()) {
+            throw new IllegalArgumentException("--min-sync-period (minSyncPeriod) must be greater than or equal to 0");
+        }
+        if (minSyncPeriod.compareTo(syncPeriod) > 0) {
+            throw new IllegalArgumentException("--sync-period (" + syncPeriod.toMillis() + " ms) must be greater than or equal"
+                    + " to --min-sync-period (" + minSyncPeriod.toMillis() + " ms)");
+        }
+        try {
+            io.nftproxy.netlink.nft.NftSyntax.checkName("--table", table);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage().length() > 120 ? e.getMessage().substring(0, 120) + "..." : e.getMessage());
+        }
         if (hostname == null || hostname.isEmpty()) {
             throw new IllegalArgumentException("the node name is empty (set --hostname-override)");
         }

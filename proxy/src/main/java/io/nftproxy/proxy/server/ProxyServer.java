@@ -86,12 +86,23 @@ public final class ProxyServer implements AutoCloseable {
         try {
             if (metricsAt != null) {
                 String mode = backend instanceof io.nftproxy.proxy.iptables.IptablesSyncer ? "iptables" : "nftables";
-                metricsServer = io.nftproxy.proxy.http.ProbeServer.bind("metrics", metricsAt,
-                        io.nftproxy.proxy.metrics.MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), mode, cfg), null);
+                try {
+                    metricsServer = io.nftproxy.proxy.http.ProbeServer.bind("metrics", metricsAt,
+                            io.nftproxy.proxy.metrics.MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), mode, cfg),
+                            null);
+                } catch (java.net.BindException e) {
+                    throw new IOException("--metrics-bind-address " + metricsAt.getHostString() + ":" + metricsAt.getPort()
+                            + ": " + e.getMessage(), e);
+                }
                 parts.add(metricsServer);
             }
             if (healthAt != null) {
-                healthServer = new HealthServer(healthAt, health, metrics::healthz, metrics::livez);
+                try {
+                    healthServer = new HealthServer(healthAt, health, metrics::healthz, metrics::livez);
+                } catch (java.net.BindException e) {
+                    throw new IOException("--healthz-bind-address " + healthAt.getHostString() + ":" + healthAt.getPort()
+                            + ": " + e.getMessage(), e);
+                }
                 parts.add(healthServer);
             }
             if (driftClient != null) {

@@ -110,4 +110,24 @@ class DryRunCliTest {
         assertTrue(sawSync, r.err());
         assertTrue(r.err().contains("shop/we\"ird"), "the bad service is named: " + r.err());
     }
+
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+        "--sync-period 0                        | --sync-period (syncPeriod) must be greater than 0",
+        "--sync-period 9999999999h              | is out of range",
+        "--min-sync-period 1m --sync-period 30s | must be greater than or equal to --min-sync-period",
+        "--table ''                             | --table name is empty",
+        "--table LONG                           | --table name longer than 255 bytes",
+        "--config /no/such/file.yaml            | config file /no/such/file.yaml not found",
+    })
+    void badValuesAreRefusedAtStartNamingTheFlag(String flags, String message, @TempDir Path dir) {
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("run", "--manifests", dir.toString(), "--once",
+                "--dry-run", "--hostname-override", "n"));
+        for (String f : flags.split(" ")) {
+            args.add(f.equals("''") ? "" : f.equals("LONG") ? "t".repeat(300) : f);
+        }
+        Result r = cli(args.toArray(new String[0]));
+        assertEquals(1, r.exit(), r.err());
+        assertTrue(r.err().contains(message), r.err());
+    }
 }

@@ -138,4 +138,16 @@ class CliKernelTest {
             assertTrue(noSysAdmin != null && noSysAdmin.contains("needs CAP_SYS_ADMIN"), String.valueOf(noSysAdmin));
         }
     }
+
+    @Test
+    void aPortInUseIsNamedByItsFlag(@TempDir Path dir) throws Exception {
+        try (TestNetns ns = TestNetns.create("nftp-port"); java.net.ServerSocket taken = new java.net.ServerSocket(0, 1,
+                java.net.InetAddress.getLoopbackAddress())) {
+            ProxyRun.Result r = ProxyRun.cli("run", "--manifests", dir.toString(), "--netns", ns.name(), "--hostname-override", "n",
+                    "--metrics-bind-address", "127.0.0.1:" + taken.getLocalPort(), "--healthz-bind-address", "127.0.0.1:0");
+            assertEquals(1, r.exit(), r.err());
+            assertTrue(r.err().contains("--metrics-bind-address 127.0.0.1:" + taken.getLocalPort() + ": Address already in use"),
+                    r.err());
+        }
+    }
 }
