@@ -179,7 +179,8 @@ final class RunCommand implements Callable<Integer> {
         ObjectStore store = new ObjectStore(cfg.hostname(),
                 proxyName == null ? ProxySelection.DEFAULT : new ProxySelection(proxyName));
         boolean iptables = iptablesMode();
-        try (NftClient client = iptables || dryRun ? null : NftClient.open(ns.namespace());
+        try (InstanceLock lock = dryRun ? null : InstanceLock.acquire(InstanceLock.DIR, ns.netns, iptables ? "iptables" : cfg.table());
+             NftClient client = iptables || dryRun ? null : NftClient.open(ns.namespace());
              AutoCloseable source = startSource(store)) {
             Backend backend = iptables ? new IptablesSyncer(cfg, ns.netns) : syncer(client, cfg);
             SyncListener log = new SyncListener() {
