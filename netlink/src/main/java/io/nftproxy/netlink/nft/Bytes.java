@@ -19,7 +19,11 @@ public final class Bytes implements Comparable<Bytes> {
         return new Bytes(b.clone());
     }
 
+    /** A 16-bit field (a port): a value that does not fit is refused, never silently cut. */
     public static Bytes be16(int v) {
+        if (v < 0 || v > 0xffff) {
+            throw new IllegalArgumentException(v + " does not fit in 16 bits");
+        }
         return new Bytes(new byte[] {(byte) (v >>> 8), (byte) v});
     }
 

@@ -13,8 +13,29 @@ public final class Names {
     private Names() {
     }
 
+    /**
+     * Longest service part of a name: nf_tables names end at 255 bytes, and the longest name
+     * built on it (an affinity set: an IPv6 address and port more) must still fit.
+     */
+    static final int MAX_SERVICE_BYTES = 180;
+
     static String service(ServicePort s) {
-        return s.id().namespace() + "/" + s.id().name() + "/" + s.protocol().lower() + "/" + s.port();
+        String full = s.id().namespace() + "/" + s.id().name() + "/" + s.protocol().lower() + "/" + s.port();
+        byte[] b = full.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (b.length <= MAX_SERVICE_BYTES) {
+            return full;
+        }
+        // Too long for the kernel (a manifest's name can be): a readable head and a hash of the whole,
+        // as kube-proxy hashes and truncates its chain names.
+        long h = 0xcbf29ce484222325L;
+        for (byte x : b) {
+            h = (h ^ (x & 0xff)) * 0x100000001b3L;
+        }
+        String head = new String(b, 0, MAX_SERVICE_BYTES - 17, java.nio.charset.StandardCharsets.UTF_8);
+        while (head.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_SERVICE_BYTES - 17) {
+            head = head.substring(0, head.length() - 1); // a multi-byte character cut in two
+        }
+        return head + "~" + String.format("%016x", h);
     }
 
     /** The cluster-policy chain: picks among all (usable) endpoints. */

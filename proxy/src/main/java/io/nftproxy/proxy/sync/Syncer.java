@@ -149,7 +149,7 @@ public final class Syncer implements Backend {
                     Fragment frag = svc == null || refused.containsKey(id) ? null
                             : reuse != null && unchanged(renderedFrom, id, svc, state) && reuse.fragments.containsKey(id.toString())
                             ? reuse.fragments.get(id.toString()) // a full sync re-sends it; no need to render it again
-                            : renderer.service(f, svc, state.endpointsOf(id), state.node());
+                            : render(f, svc, state, rejected);
                     if (frag == Fragment.EMPTY) {
                         frag = null;
                     }
@@ -193,6 +193,24 @@ public final class Syncer implements Backend {
                 rejected.add(culprit + ": " + e.getMessage());
                 touched.add(culprit);
             }
+        }
+    }
+
+    /**
+     * A service port's fragment, or null when it cannot be expressed as nf_tables objects (a
+     * value the kernel would refuse, found before the transaction): that service is left out
+     * until it changes, named in the log, and the rest of the sync goes on.
+     */
+    private Fragment render(IpFamily f, ServicePort svc, ProxyState state, List<String> rejected) {
+        try {
+            return renderer.service(f, svc, state.endpointsOf(svc.id()), state.node());
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            LOG.atError().addKeyValue("service", svc.id().namespace() + "/" + svc.id().name())
+                    .addKeyValue("port", svc.id().port()).addKeyValue("protocol", svc.id().protocol())
+                    .log("service port {} cannot be programmed; leaving it out until it changes: {}", svc.id(), e.getMessage());
+            refused.put(svc.id(), svc);
+            rejected.add(svc.id() + ": " + e.getMessage());
+            return null;
         }
     }
 

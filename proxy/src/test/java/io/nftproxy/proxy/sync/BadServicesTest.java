@@ -1,0 +1,71 @@
+package io.nftproxy.proxy.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.TableContents;
+import io.nftproxy.netlink.testing.FakeNfTables;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.NftRenderer;
+
+/** Services whose objects the kernel would refuse never stop the others being programmed. */
+class BadServicesTest {
+    static ServicePort svc(ServicePortName id, String ip, int nodePort, int affinity) {
+        return new ServicePort(id, List.of(PartialSyncPropertyTest.ip(ip)), 80, nodePort, List.of(), List.of(), List.of(), false,
+                false, affinity, 0);
+    }
+
+    @Test
+    void overLongNamesFitAndAnUnexpressibleServiceIsLeftOut() throws Exception {
+        ServicePortName longName = new ServicePortName("n".repeat(250), "s".repeat(250), "http", Protocol.TCP);
+        ServicePortName badPort = new ServicePortName("ns", "bad", "http", Protocol.TCP);
+        ServicePortName fine = new ServicePortName("ns", "fine", "http", Protocol.TCP);
+        TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
+        services.put(longName, svc(longName, "10.96.0.1", 0, 600));
+        services.put(badPort, svc(badPort, "10.96.0.2", 70000, 0)); // a NodePort no 16-bit field holds
+        services.put(fine, svc(fine, "10.96.0.3", 0, 0));
+        Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
+        for (ServicePortName id : services.keySet()) {
+            eps.put(id, List.of(Endpoint.ready(PartialSyncPropertyTest.ip("10.244.0." + (eps.size() + 1)), 8080, "node-a")));
+        }
+        ProxyState state = new ProxyState(services, eps, NodeInfo.named("node-a"));
+        FakeNfTables fake = new FakeNfTables();
+        Syncer syncer = new Syncer(fake, new NftRenderer(PartialSyncPropertyTest.CFG), "nftproxy");
+        SyncResult r = syncer.sync(state, null);
+        assertEquals(1, r.rejectedServices().size(), r.rejectedServices().toString());
+        assertTrue(r.rejectedServices().get(0).startsWith("ns/bad"), r.rejectedServices().toString());
+        TableContents t = fake.readTable(Family.IP, "nftproxy");
+        String printed = t.toString();
+        assertTrue(printed.contains("10.96.0.3 . tcp . 80"), "the fine service is programmed");
+        assertTrue(printed.contains("10.96.0.1 . tcp . 80"), "the long-named one too");
+        assertTrue(!printed.contains("10.96.0.2 "), "the bad one is not");
+        for (Chain c : t.chains()) {
+            assertTrue(c.name().getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 255, c.name());
+        }
+        for (NftSet s : t.sets()) {
+            assertTrue(s.name().getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 255, s.name());
+        }
+        // A later partial sync of another service still works; the bad one stays out until it changes.
+        ServicePortName other = new ServicePortName("ns", "other", "http", Protocol.TCP);
+        services.put(other, svc(other, "10.96.0.4", 0, 0));
+        SyncResult r2 = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), Set.of(other));
+        assertEquals(List.of(), r2.rejectedServices());
+        assertTrue(fake.readTable(Family.IP, "nftproxy").toString().contains("10.96.0.4 . tcp . 80"));
+    }
+}
