@@ -95,6 +95,9 @@ public final class ProxyMetrics implements SyncListener {
             livez.put(code, Counter.builder("kubeproxy.proxy.livez").tag("code", Integer.toString(code))
                     .description("Cumulative proxy livez HTTP status").register(registry));
         }
+        Gauge.builder("nftproxy.service.conflicts", store, ObjectStore::conflicts)
+                .description("Frontends (address, protocol and port, or NodePort) claimed by more than one service port")
+                .register(registry);
         Gauge.builder("nftproxy.owned.objects", chains, AtomicLong::get).tag("kind", "chains")
                 .description("nf_tables objects nftproxy owns, both families").register(registry);
         Gauge.builder("nftproxy.owned.objects", rules, AtomicLong::get).tag("kind", "rules")

@@ -43,6 +43,9 @@ public final class ObjectStore {
     private final Map<ServicePortName, List<Endpoint>> allEndpoints = new HashMap<>();
     private final Map<String, String> errors = new TreeMap<>();
     private final Set<String> dirty = new HashSet<>();
+    private final FrontendClaims claims = new FrontendClaims();
+    /** Error keys of the conflicts reported now. */
+    private final Set<String> conflictKeys = new HashSet<>();
     private NodeInfo node;
     private boolean nodeChanged = true;
     private long serviceChanges;
@@ -220,8 +223,12 @@ public final class ObjectStore {
     /** Merges what changed into the state and returns it; resets the change tracking. */
     public synchronized Snapshot snapshot() {
         Set<ServicePortName> changedPorts = new HashSet<>();
+        Set<ServicePortName> reclaim = new HashSet<>();
         for (String svc : dirty) {
-            refresh(svc, changedPorts);
+            refresh(svc, changedPorts, reclaim);
+        }
+        if (!dirty.isEmpty()) {
+            resolveClaims(reclaim, changedPorts);
         }
         dirty.clear();
         Snapshot snap = new Snapshot(new ProxyState(allPorts, allEndpoints, node), Set.copyOf(changedPorts), nodeChanged,
@@ -235,7 +242,7 @@ public final class ObjectStore {
     }
 
     /** Recomputes one service's ports and endpoints (merged over its slices) and notes which ports changed. */
-    private void refresh(String svc, Set<ServicePortName> changedPorts) {
+    private void refresh(String svc, Set<ServicePortName> changedPorts, Set<ServicePortName> reclaim) {
         int slash = svc.indexOf('/');
         ObjectKey key = new ObjectKey(ObjectKey.Kind.SERVICE, svc.substring(0, slash), svc.substring(slash + 1));
         ServiceRecord rec = services.get(key);
@@ -252,10 +259,11 @@ public final class ObjectStore {
         for (ServicePort p : before) {
             changedPorts.add(p.id());
             allPorts.remove(p.id());
+            reclaim.addAll(claims.declare(p.id(), null));
         }
         for (ServicePort p : ports) {
             changedPorts.add(p.id());
-            allPorts.put(p.id(), p);
+            reclaim.addAll(claims.declare(p.id(), p));
         }
         if (!epsBefore.equals(eps)) {
             changedPorts.addAll(epsBefore.keySet());
@@ -273,6 +281,40 @@ public final class ObjectStore {
         } else {
             endpointsByService.put(svc, eps);
         }
+    }
+
+    /**
+     * Puts the ports that share a frontend with what changed into the state as they are served
+     * (an owner keeps a contested frontend, the others lose it), and reports the conflicts.
+     */
+    private void resolveClaims(Set<ServicePortName> reclaim, Set<ServicePortName> changedPorts) {
+        for (ServicePortName id : reclaim) {
+            ServicePort r = claims.resolved(id);
+            ServicePort had = allPorts.get(id);
+            if (r == null) {
+                allPorts.remove(id);
+            } else if (!r.equals(had)) {
+                allPorts.put(id, r);
+                changedPorts.add(id);
+            }
+        }
+        conflictKeys.forEach(errors::remove);
+        conflictKeys.clear();
+        claims.conflicts().forEach((f, ids) -> {
+            String key = "conflict " + f;
+            String msg = f + " is claimed by " + ids.size() + " service ports: " + ids.get(0) + " serves it, not "
+                    + String.join(", ", ids.subList(1, ids.size()).stream().map(Object::toString).toList());
+            if (!msg.equals(errors.get(key))) {
+                LOG.warn("{}", msg);
+            }
+            errors.put(key, msg);
+            conflictKeys.add(key);
+        });
+    }
+
+    /** Frontends (address, protocol and port, or NodePort) claimed by more than one service port now. */
+    public synchronized int conflicts() {
+        return conflictKeys.size();
     }
 
     private record HostPort(java.net.InetAddress address, int port) {

@@ -1,0 +1,114 @@
+package io.nftproxy.proxy.source;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+
+/**
+ * Who serves each frontend (an address, protocol and port a service is reached on, or a NodePort)
+ * when two service ports claim the same one, which the API server allows (a reused clusterIP, the
+ * same externalIPs entry on two services). One owner per frontend, the first service port by
+ * name, as a deterministic order decides it; the others lose that frontend (and only it) and the
+ * conflict is reported until it is gone. Kept incrementally: a change re-resolves only the service
+ * ports that share a frontend with what changed, so that the loser takes over at once when the
+ * owner goes, on a partial sync.
+ */
+final class FrontendClaims {
+    /** An address (null for a NodePort), protocol and port. */
+    record Frontend(InetAddress address, Protocol protocol, int port) {
+        @Override
+        public String toString() {
+            String a = address == null ? "NodePort " : io.nftproxy.netlink.nft.Inet.format(address) + ":";
+            return a + port + "/" + protocol;
+        }
+    }
+
+    private final Map<Frontend, TreeSet<ServicePortName>> claims = new HashMap<>();
+    private final Map<ServicePortName, ServicePort> declared = new HashMap<>();
+
+    static List<Frontend> frontends(ServicePort p) {
+        List<Frontend> out = new ArrayList<>();
+        for (List<InetAddress> l : List.of(p.clusterIPs(), p.externalIPs(), p.loadBalancerIPs())) {
+            for (InetAddress a : l) {
+                out.add(new Frontend(a, p.protocol(), p.port()));
+            }
+        }
+        if (p.nodePort() != 0) {
+            out.add(new Frontend(null, p.protocol(), p.nodePort()));
+        }
+        return out;
+    }
+
+    /** Sets or removes (null) a declared port; returns the ids whose resolved port may have changed. */
+    Set<ServicePortName> declare(ServicePortName id, ServicePort p) {
+        Set<Frontend> touched = new HashSet<>();
+        ServicePort had = declared.remove(id);
+        if (had != null) {
+            for (Frontend f : frontends(had)) {
+                TreeSet<ServicePortName> s = claims.get(f);
+                s.remove(id);
+                if (s.isEmpty()) {
+                    claims.remove(f);
+                }
+                touched.add(f);
+            }
+        }
+        if (p != null) {
+            declared.put(id, p);
+            for (Frontend f : frontends(p)) {
+                claims.computeIfAbsent(f, k -> new TreeSet<>()).add(id);
+                touched.add(f);
+            }
+        }
+        Set<ServicePortName> affected = new HashSet<>();
+        affected.add(id);
+        for (Frontend f : touched) {
+            affected.addAll(claims.getOrDefault(f, new TreeSet<>()));
+        }
+        return affected;
+    }
+
+    /** The port as it is served: without the frontends another port owns. Null when not declared. */
+    ServicePort resolved(ServicePortName id) {
+        ServicePort p = declared.get(id);
+        if (p == null) {
+            return null;
+        }
+        boolean lost = false;
+        for (Frontend f : frontends(p)) {
+            lost |= !claims.get(f).first().equals(id);
+        }
+        if (!lost) {
+            return p;
+        }
+        return new ServicePort(p.id(), keep(p.clusterIPs(), p, id), p.port(),
+                p.nodePort() != 0 && claims.get(new Frontend(null, p.protocol(), p.nodePort())).first().equals(id) ? p.nodePort() : 0,
+                keep(p.externalIPs(), p, id), keep(p.loadBalancerIPs(), p, id), p.loadBalancerSourceRanges(),
+                p.externalPolicyLocal(), p.internalPolicyLocal(), p.affinitySeconds(), p.healthCheckNodePort());
+    }
+
+    private List<InetAddress> keep(List<InetAddress> l, ServicePort p, ServicePortName id) {
+        return l.stream().filter(a -> claims.get(new Frontend(a, p.protocol(), p.port())).first().equals(id)).toList();
+    }
+
+    /** Every frontend claimed more than once: frontend to its claimants, owner first. */
+    Map<Frontend, List<ServicePortName>> conflicts() {
+        Map<Frontend, List<ServicePortName>> out = new TreeMap<>((a, b) -> a.toString().compareTo(b.toString()));
+        claims.forEach((f, s) -> {
+            if (s.size() > 1) {
+                out.put(f, List.copyOf(s));
+            }
+        });
+        return out;
+    }
+}
