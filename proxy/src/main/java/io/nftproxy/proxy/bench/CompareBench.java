@@ -140,15 +140,24 @@ public final class CompareBench {
                         bar.step();
                         Map<String, List<Long>> samples = new java.util.LinkedHashMap<>();
                         ProxyState before = base;
+                        String over = "";
+                        changes:
                         for (int r = 0; r < repetitions; r++) {
                             for (Change c : changes(before, n, r)) {
-                                long t = backend.change(before, c.state(), c.id(), budget);
-                                samples.computeIfAbsent(c.sample(), k -> new ArrayList<>()).add(t);
+                                try {
+                                    long t = backend.change(before, c.state(), c.id(), budget);
+                                    samples.computeIfAbsent(c.sample(), k -> new ArrayList<>()).add(t);
+                                } catch (SyncBackend.OverBudget e) {
+                                    over = "> " + budget.toSeconds() + " s budget (" + c.sample() + ")";
+                                    bar.stepBy(4L * (repetitions - r));
+                                    break changes;
+                                }
                                 before = c.state();
                                 bar.step();
                             }
                         }
-                        samples.forEach((k, v) -> rows.add(new Row("sync", b, n, k, v.stream().mapToLong(Long::longValue).toArray(), "")));
+                        String note = over;
+                        samples.forEach((k, v) -> rows.add(new Row("sync", b, n, k, v.stream().mapToLong(Long::longValue).toArray(), note)));
                     } finally {
                         exec("ip", "netns", "del", ns);
                     }

@@ -56,21 +56,36 @@ public interface SyncBackend extends AutoCloseable {
     static long run(String netns, List<String> cmd, String stdin, Duration budget) throws Exception {
         List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", netns));
         full.addAll(cmd);
-        long t0 = System.nanoTime();
-        Process p = new ProcessBuilder(full).redirectErrorStream(true).start();
-        try (var in = p.getOutputStream()) {
-            in.write(stdin.getBytes(StandardCharsets.UTF_8));
+        java.nio.file.Path log = java.nio.file.Files.createTempFile("nftproxy-bench", ".out");
+        try {
+            long t0 = System.nanoTime();
+            // Output to a file: reading a pipe here would wait for the process, whatever the budget.
+            Process p = new ProcessBuilder(full).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            // Fed from another thread: the process reads its input as it works, so a write here
+            // would block for as long as it runs, whatever the budget.
+            Thread feeder = new Thread(() -> {
+                try (var in = p.getOutputStream()) {
+                    in.write(stdin.getBytes(StandardCharsets.UTF_8));
+                } catch (IOException e) {
+                    // it ended (or was stopped) before reading everything: its exit status says why
+                }
+            }, "bench-stdin");
+            feeder.setDaemon(true);
+            feeder.start();
+            if (!p.waitFor(budget.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly().waitFor();
+                throw new OverBudget(String.join(" ", cmd), budget);
+            }
+            long took = System.nanoTime() - t0;
+            if (p.exitValue() != 0) {
+                String out = java.nio.file.Files.readString(log);
+                throw new IOException(String.join(" ", cmd) + " failed: " + out.substring(0, Math.min(out.length(), 2000)).trim());
+            }
+            return took;
+        } finally {
+            java.nio.file.Files.deleteIfExists(log);
         }
-        byte[] out = p.getInputStream().readNBytes(4096);
-        if (!p.waitFor(budget.toMillis(), TimeUnit.MILLISECONDS)) {
-            p.destroyForcibly().waitFor();
-            throw new OverBudget(String.join(" ", cmd), budget);
-        }
-        long took = System.nanoTime() - t0;
-        if (p.exitValue() != 0) {
-            throw new IOException(String.join(" ", cmd) + " failed: " + new String(out, StandardCharsets.UTF_8).trim());
-        }
-        return took;
     }
 
     /** nftproxy: one netlink transaction per sync, partial syncs of the changed service only. */

@@ -13,11 +13,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The commands that need no kernel: {@code selftest} and {@code run --once --dry-run}. Run without root. */
-class DryRunCliTest {
-    record Result(int exit, String out, String err) {
+public class DryRunCliTest {
+    /** What one command line did. */
+    public record Result(int exit, String out, String err) {
     }
 
-    static Result cli(String... args) {
+    /** Runs the CLI in-process and captures what it prints (the kernel tests use it too). */
+    public static synchronized Result cli(String... args) {
         PrintStream oldOut = System.out;
         PrintStream oldErr = System.err;
         ByteArrayOutputStream out = new ByteArrayOutputStream();

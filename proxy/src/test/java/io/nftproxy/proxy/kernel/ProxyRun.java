@@ -1,33 +1,18 @@
 package io.nftproxy.proxy.kernel;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.nftproxy.proxy.cli.Main;
 
 /** Runs the CLI in-process and captures what it prints. */
 final class ProxyRun {
     record Result(int exit, String out, String err) {
     }
 
-    static synchronized Result cli(String... args) {
-        PrintStream oldOut = System.out;
-        PrintStream oldErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            int code = Main.execute(args);
-            return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(oldOut);
-            System.setErr(oldErr);
-        }
+    static Result cli(String... args) {
+        io.nftproxy.proxy.cli.DryRunCliTest.Result r = io.nftproxy.proxy.cli.DryRunCliTest.cli(args);
+        return new Result(r.exit(), r.out(), r.err());
     }
 
     /** {@code run --manifests DIR --netns NODE --once} with the topology's node settings. */
