@@ -63,6 +63,12 @@ final class Delta {
         // Chains and sets are owned by exactly one contributor: compare old and new fragment.
         // Elements may be shared: per set and key, count the contributions that go and come.
         Map<String, Map<Bytes, Tally>> tallies = new LinkedHashMap<>();
+        // Nothing committed yet (a first sync, a rebuild): every element is new, and counting
+        // goes straight into the committed record, without the tallies a change needs. This is
+        // the largest sync there is, so its transient memory is the daemon's peak.
+        boolean fresh = state.fragments.isEmpty() && state.elements.isEmpty();
+        Map<String, Map<Bytes, TableState.Contribution>> freshNext = new LinkedHashMap<>();
+        Map<String, List<SetElement>> freshAdds = new LinkedHashMap<>();
         for (Map.Entry<String, Fragment> e : replaced.entrySet()) {
             Fragment old = state.fragments.getOrDefault(e.getKey(), Fragment.EMPTY);
             Fragment neu = e.getValue() == null ? Fragment.EMPTY : e.getValue();
@@ -101,6 +107,22 @@ final class Delta {
                     t.computeIfAbsent(el.key(), k -> new Tally()).minus++;
                 }
             }
+            if (fresh) {
+                for (Map.Entry<String, List<SetElement>> els : neu.elements().entrySet()) {
+                    Map<Bytes, TableState.Contribution> next = freshNext.computeIfAbsent(els.getKey(), k -> new HashMap<>());
+                    List<SetElement> adds = freshAdds.computeIfAbsent(els.getKey(), k -> new ArrayList<>());
+                    for (SetElement el : els.getValue()) {
+                        TableState.Contribution c = next.get(el.key());
+                        if (c == null) {
+                            next.put(el.key(), new TableState.Contribution(el, 1));
+                            adds.add(el);
+                        } else {
+                            next.put(el.key(), new TableState.Contribution(c.element(), c.refs() + 1));
+                        }
+                    }
+                }
+                continue;
+            }
             for (Map.Entry<String, List<SetElement>> els : neu.elements().entrySet()) {
                 Map<Bytes, Tally> t = tallies.computeIfAbsent(els.getKey(), k -> new HashMap<>());
                 for (SetElement el : els.getValue()) {
@@ -125,6 +147,12 @@ final class Delta {
                 setsAdded.remove(s);
             }
         }
+        freshAdds.forEach((set, adds) -> {
+            if (!adds.isEmpty()) {
+                elementsAdded.put(set, adds);
+            }
+        });
+        newContributions.putAll(freshNext);
         for (Map.Entry<String, Map<Bytes, Tally>> st : tallies.entrySet()) {
             String set = st.getKey();
             boolean setGone = setsRemoved.containsKey(set) && !setsAdded.containsKey(set);

@@ -1,7 +1,6 @@
 package io.nftproxy.proxy.kernel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
@@ -44,7 +43,6 @@ class DriftRepairKernelTest {
                 String ours = topo.node.exec("nft", "list", "table", "ip", "nftproxy");
 
                 topo.node.exec("nft", "delete", "table", "ip", "nftproxy");
-                assertFalse(answered(topo), "without our table nothing is DNATed");
                 Topology.eventually(REPAIR, () -> answered(topo), "the deleted table is rebuilt");
                 double repairs = repairs(server);
                 assertTrue(repairs >= 1 && repairs <= 2, "one deletion (dozens of events) is one repair, not " + repairs);
