@@ -17,29 +17,21 @@ import io.nftproxy.proxy.source.ObjectStore;
  */
 public final class SyncLoop implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SyncLoop.class);
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
     private final ObjectStore store;
     private final Backend syncer;
-    private final Duration minSyncPeriod;
-    private final Duration syncPeriod;
     private final SyncListener listener;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wake = lock.newCondition();
-    private boolean pending = true;
-    private boolean needFull = true;
-    private boolean needRebuild;
+    /** When to sync; guarded by {@link #lock}. */
+    private final SyncSchedule schedule;
     private boolean closed;
-    private long lastSyncNanos = Long.MIN_VALUE / 2;
-    private long lastFullNanos = System.nanoTime();
-    private int failures;
     private Thread thread;
 
     public SyncLoop(ObjectStore store, Backend syncer, Duration minSyncPeriod, Duration syncPeriod, SyncListener listener) {
         this.store = store;
         this.syncer = syncer;
-        this.minSyncPeriod = minSyncPeriod;
-        this.syncPeriod = syncPeriod;
+        this.schedule = new SyncSchedule(minSyncPeriod, syncPeriod);
         this.listener = listener;
         store.onChange(this::requestSync);
     }
@@ -48,8 +40,7 @@ public final class SyncLoop implements AutoCloseable {
         boolean first;
         lock.lock();
         try {
-            first = !pending;
-            pending = true;
+            first = schedule.request();
             wake.signalAll();
         } finally {
             lock.unlock();
@@ -59,11 +50,11 @@ public final class SyncLoop implements AutoCloseable {
         }
     }
 
-    /** Asks for a full sync soon (someone else changed our tables). */
+    /** Asks for a full sync soon. */
     public void requestFullSync() {
         lock.lock();
         try {
-            needFull = true;
+            schedule.requestFull();
             wake.signalAll();
         } finally {
             lock.unlock();
@@ -79,9 +70,7 @@ public final class SyncLoop implements AutoCloseable {
         boolean first;
         lock.lock();
         try {
-            first = !needRebuild;
-            needRebuild = true;
-            needFull = true;
+            first = schedule.requestRepair();
             wake.signalAll();
         } finally {
             lock.unlock();
@@ -110,50 +99,36 @@ public final class SyncLoop implements AutoCloseable {
 
     private void loop() {
         while (true) {
-            boolean full;
-            boolean rebuild;
+            SyncSchedule.Next next = null;
             lock.lock();
             try {
                 while (!closed) {
-                    long now = System.nanoTime();
-                    long fullDue = lastFullNanos + syncPeriod.toNanos();
-                    long earliest = lastSyncNanos + backoff().toNanos();
-                    boolean due = (pending || needFull || now >= fullDue) && now >= earliest;
-                    if (due) {
+                    SyncSchedule.Next n = schedule.next(System.nanoTime());
+                    if (n.now()) {
+                        next = n; // the schedule has taken the requests this sync serves
                         break;
                     }
-                    long waitUntil = pending || needFull ? earliest : Math.max(earliest, fullDue);
-                    wake.awaitNanos(Math.max(1_000_000, waitUntil - now));
+                    wake.awaitNanos(Math.max(1_000_000, n.waitNanos()));
                 }
                 if (closed) {
                     return;
                 }
-                full = needFull || System.nanoTime() >= lastFullNanos + syncPeriod.toNanos();
-                // Taken now: a request that arrives while this sync runs is a new one, served next.
-                needFull = false;
-                rebuild = needRebuild;
-                needRebuild = false;
-                pending = false;
-                lastSyncNanos = System.nanoTime();
             } catch (InterruptedException e) {
                 return;
             } finally {
                 lock.unlock();
             }
             try {
-                if (rebuild) {
+                if (next.rebuild()) {
                     syncer.forgetCommitted();
                 }
-                SyncResult r = syncOnce(full);
-                if (rebuild) {
+                SyncResult r = syncOnce(next.full());
+                if (next.rebuild()) {
                     listener.repaired();
                 }
                 lock.lock();
                 try {
-                    failures = 0;
-                    if (r.full()) {
-                        lastFullNanos = System.nanoTime();
-                    }
+                    schedule.succeeded(System.nanoTime(), r.full());
                 } finally {
                     lock.unlock();
                 }
@@ -163,28 +138,15 @@ public final class SyncLoop implements AutoCloseable {
                 // What the kernel holds is no longer what we recorded (a failed repair, a table
                 // deleted under us): the retry rebuilds from nothing.
                 syncer.forgetCommitted();
-                listener.failed(full, e);
+                listener.failed(next.full(), e);
                 lock.lock();
                 try {
-                    failures++;
-                    needFull = true;
-                    needRebuild |= rebuild; // a repair that failed is still owed
+                    schedule.failed(next.rebuild());
                 } finally {
                     lock.unlock();
                 }
             }
         }
-    }
-
-    private Duration backoff() {
-        if (failures == 0) {
-            return minSyncPeriod;
-        }
-        Duration d = minSyncPeriod.isZero() ? Duration.ofMillis(100) : minSyncPeriod;
-        for (int i = 1; i < failures && d.compareTo(MAX_BACKOFF) < 0; i++) {
-            d = d.multipliedBy(2);
-        }
-        return d.compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : d;
     }
 
     @Override

@@ -1,0 +1,104 @@
+package io.nftproxy.proxy.sync;
+
+import java.time.Duration;
+
+/**
+ * When the sync loop syncs, as a pure function of time: the bookkeeping of kube-proxy's bounded
+ * frequency runner (syncs at most every min-sync-period, a full sync every sync-period, backoff
+ * doubling from min-sync-period, or 100 ms, to 30 s after failures) and of our repairs. The loop
+ * owns one, under its lock, and passes it {@code System.nanoTime()}; tests pass virtual time.
+ * Not thread-safe.
+ */
+final class SyncSchedule {
+    static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+
+    /** Sync now ({@code waitNanos} 0) with these flags, or wait that long first. */
+    record Next(long waitNanos, boolean full, boolean rebuild) {
+        boolean now() {
+            return waitNanos == 0;
+        }
+    }
+
+    private final long minNanos;
+    private final long periodNanos;
+    private boolean pending = true;
+    private boolean needFull = true;
+    private boolean needRebuild;
+    private long lastSync;
+    private long lastFull;
+    private int failures;
+    private boolean started;
+
+    SyncSchedule(Duration minSyncPeriod, Duration syncPeriod) {
+        this.minNanos = minSyncPeriod.toNanos();
+        this.periodNanos = syncPeriod.toNanos();
+    }
+
+    /** A change arrived; true when none was pending before. */
+    boolean request() {
+        boolean first = !pending;
+        pending = true;
+        return first;
+    }
+
+    void requestFull() {
+        needFull = true;
+    }
+
+    /** Drift: the next sync rebuilds; true when no repair was pending before. */
+    boolean requestRepair() {
+        boolean first = !needRebuild;
+        needRebuild = true;
+        needFull = true;
+        return first;
+    }
+
+    /** What to do at {@code now}; when it is a sync, the requests it serves are taken. */
+    Next next(long now) {
+        if (!started) {
+            started = true;
+            lastSync = now - backoffNanos();
+            lastFull = now;
+        }
+        long fullDue = lastFull + periodNanos;
+        long earliest = lastSync + backoffNanos();
+        boolean wanted = pending || needFull || now - fullDue >= 0;
+        if (!wanted || now - earliest < 0) {
+            long until = wanted ? earliest : Math.max(earliest, fullDue);
+            return new Next(Math.max(1, until - now), false, false);
+        }
+        boolean full = needFull || now - fullDue >= 0;
+        boolean rebuild = needRebuild;
+        // Taken now: a request that arrives while this sync runs is a new one, served next.
+        needFull = false;
+        needRebuild = false;
+        pending = false;
+        lastSync = now;
+        return new Next(0, full, rebuild);
+    }
+
+    void succeeded(long now, boolean full) {
+        failures = 0;
+        if (full) {
+            lastFull = now;
+        }
+    }
+
+    /** A failed sync is retried as a full one (a failed repair as a repair) after the backoff. */
+    void failed(boolean rebuild) {
+        failures++;
+        needFull = true;
+        needRebuild |= rebuild;
+    }
+
+    long backoffNanos() {
+        if (failures == 0) {
+            return minNanos;
+        }
+        long d = minNanos == 0 ? Duration.ofMillis(100).toNanos() : minNanos;
+        for (int i = 1; i < failures && d < MAX_BACKOFF.toNanos(); i++) {
+            d *= 2;
+        }
+        return Math.min(d, MAX_BACKOFF.toNanos());
+    }
+}
