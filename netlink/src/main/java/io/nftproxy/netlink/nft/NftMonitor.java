@@ -31,10 +31,15 @@ public final class NftMonitor implements AutoCloseable {
     }
 
     public static NftMonitor open(NetNamespace ns) throws NftException {
+        return open(ns, 16 << 20);
+    }
+
+    /** With a receive buffer of {@code receiveBytes} (tests overflow a small one on purpose). */
+    public static NftMonitor open(NetNamespace ns, int receiveBytes) throws NftException {
         NetlinkSocket s = null;
         try {
             s = NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER, ns);
-            s.setBufferSizes(1 << 20, 16 << 20);
+            s.setBufferSizes(1 << 20, receiveBytes);
             s.joinGroup(Netlink.NFNLGRP_NFTABLES);
             return new NftMonitor(s);
         } catch (NativeException e) {

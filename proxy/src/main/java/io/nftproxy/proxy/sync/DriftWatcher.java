@@ -32,7 +32,12 @@ public final class DriftWatcher implements AutoCloseable {
     private volatile String lastTable;
 
     public DriftWatcher(NetNamespace ns, String table, int ourPortId, Runnable repair) throws NftException {
-        this.monitor = NftMonitor.open(ns);
+        this(NftMonitor.open(ns), table, ourPortId, repair);
+    }
+
+    /** Over a given monitor (a test's, with a small buffer to overflow). */
+    DriftWatcher(NftMonitor monitor, String table, int ourPortId, Runnable repair) {
+        this.monitor = monitor;
         this.table = table;
         this.ourPortId = ourPortId;
         this.repair = repair;
