@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 
@@ -119,6 +120,10 @@ final class DemoCommand implements Callable<Integer> {
                 spread.merge(String.valueOf(o.answeredBy()), 1, Integer::sum);
             }
             spread.forEach((ep, n) -> out.printf("  %-18s %3d  %s%n", ep, n, "#".repeat(n)));
+            // Conclusions only where the traffic showed them; otherwise say what went wrong.
+            List<String> unexpected = new ArrayList<>();
+            conclude(spread.keySet().equals(Set.of("10.244.1.2:8080", "10.244.1.3:8080", "10.244.1.4:8080")),
+                    "every pod answered: the connections are spread at random", "web was answered by " + spread.keySet(), unexpected);
 
             step("shop (NodePort 30080, externalTrafficPolicy Local): 10 connections from outside to "
                     + Sandbox.NODE_IP + ":30080");
@@ -128,21 +133,29 @@ final class DemoCommand implements Callable<Integer> {
                 local.merge(o.answeredBy() + " saw client " + o.peerSeen(), 1, Integer::sum);
             }
             local.forEach((k, n) -> out.printf("  %d x %s%n", n, k));
-            out.println("  -> only this node's pod answers, and it sees the real client address (no SNAT)");
+            conclude(local.keySet().equals(Set.of("10.244.1.2:8080 saw client " + Sandbox.EXT_IP)),
+                    "only this node's pod answers, and it sees the real client address (no SNAT)",
+                    "shop's answers were " + local.keySet(), unexpected);
 
             step("cart (ClientIP session affinity): 5 connections from each of 3 pod clients");
+            boolean sticky = true;
             for (String c : List.of("10.244.2.10", "10.244.2.11", "10.244.2.12")) {
                 List<String> got = new ArrayList<>();
                 for (int i = 0; i < 5; i++) {
                     got.add(String.valueOf(s.tcp(podClients, c, "10.96.0.12", 80).answeredBy()));
                 }
                 out.printf("  client %-12s -> %s%n", c, String.join(", ", got));
+                sticky &= new java.util.HashSet<>(got).size() == 1 && !got.contains("null");
             }
+            conclude(sticky, "each client stays with one pod", "a client moved between pods", unexpected);
 
             step("payments (no endpoints): a connection from a pod");
             Sandbox.Outcome o = s.tcp(podClients, "10.244.2.10", "10.96.0.13", 80);
             out.println("  " + o.result() + (o.result() == Sandbox.Outcome.Result.REFUSED
                     ? ": rejected at once with ICMP port unreachable, as kube-proxy does" : ""));
+            if (o.result() != Sandbox.Outcome.Result.REFUSED) {
+                unexpected.add("payments was " + o.result() + ", not refused");
+            }
 
             step("Metrics, as kube-proxy exports them: " + metricsUrl + "  (health: http://127.0.0.1:"
                     + proxy.healthPort() + "/healthz)");
@@ -154,10 +167,13 @@ final class DemoCommand implements Callable<Integer> {
             out.printf("%nDone in %.1f s.%s%n", (System.nanoTime() - t0) / 1e9, keep
                     ? " The sandbox stays until Ctrl-C: sudo java -jar proxy/target/nftproxy.jar dump --netns " + s.node.name()
                     : " Removing the sandbox.");
+            if (!unexpected.isEmpty()) {
+                out.println("The demo did not behave as expected: " + String.join("; ", unexpected));
+            }
             if (keep) {
                 Thread.currentThread().join();
             }
-            return 0;
+            return unexpected.isEmpty() ? 0 : 1;
         } finally {
             for (AutoCloseable c : running) {
                 try {
@@ -209,6 +225,15 @@ final class DemoCommand implements Callable<Integer> {
                 }
                 block.setLength(0);
             }
+        }
+    }
+
+    private void conclude(boolean shown, String conclusion, String otherwise, List<String> unexpected) {
+        if (shown) {
+            out.println("  -> " + conclusion);
+        } else {
+            out.println("  !! not as expected: " + otherwise);
+            unexpected.add(otherwise);
         }
     }
 
