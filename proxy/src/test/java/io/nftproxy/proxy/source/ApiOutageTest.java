@@ -19,9 +19,8 @@ import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePortName;
 
 /**
- * The API server goes away and comes back (same address, same objects, plus changes made while
- * the proxy could not watch): what the proxy knew stays in the meantime, and the changes arrive
- * after the informers reconnect.
+ * The API server goes away and comes back (same address, same objects): what the proxy knew stays
+ * in the meantime, and a change made once it is back arrives after the informers reconnect.
  */
 class ApiOutageTest {
     static ServicePortName id(String name) {
@@ -56,7 +55,7 @@ class ApiOutageTest {
             Thread.sleep(2000); // an outage, with the informers failing to watch and list meanwhile
             assertTrue(objects.snapshot().state().services().containsKey(id("cart")), "what was known stays");
 
-            // The API server is back at the same address, with a change made while we were away.
+            // The API server is back at the same address; a change made now must reach us.
             KubernetesMockServer second = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), store, false);
             second.init(InetAddress.getLoopbackAddress(), port);
             try (KubernetesClient admin = second.createClient()) {
