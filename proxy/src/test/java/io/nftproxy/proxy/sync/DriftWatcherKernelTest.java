@@ -75,16 +75,16 @@ class DriftWatcherKernelTest {
         Kernel.require();
         try (TestNetns ns = TestNetns.create("nftp-lost"); NftClient client = NftClient.open(ns.ns())) {
             AtomicInteger repairs = new AtomicInteger();
-            try (DriftWatcher w = new DriftWatcher(io.nftproxy.netlink.nft.NftMonitor.open(ns.ns(), 4096), "ours", client.portId(),
-                    repairs::incrementAndGet)) {
-                // A burst of events about another table, far more than 4 KiB of them at once: the
-                // kernel drops what does not fit, and whatever was lost might have been about us.
-                StringBuilder sb = new StringBuilder("add table ip theirs\nadd set ip theirs s { type ipv4_addr; }\n"
-                        + "add element ip theirs s { ");
-                for (int i = 0; i < 3000; i++) {
-                    sb.append(i == 0 ? "" : ", ").append("10.").append(i / 250).append('.').append(i % 250).append(".1");
-                }
-                ns.nft(sb.append(" }\n").toString());
+            // Subscribed but not yet read: a burst of events about another table, far more than
+            // 4 KiB of them, overflows the socket; whatever was lost might have been about us.
+            io.nftproxy.netlink.nft.NftMonitor monitor = io.nftproxy.netlink.nft.NftMonitor.open(ns.ns(), 4096);
+            StringBuilder sb = new StringBuilder("add table ip theirs\nadd set ip theirs s { type ipv4_addr; }\n"
+                    + "add element ip theirs s { ");
+            for (int i = 0; i < 3000; i++) {
+                sb.append(i == 0 ? "" : ", ").append("10.").append(i / 250).append('.').append(i % 250).append(".1");
+            }
+            ns.nft(sb.append(" }\n").toString());
+            try (DriftWatcher w = new DriftWatcher(monitor, "ours", client.portId(), repairs::incrementAndGet)) {
                 eventually(() -> repairs.get() > 0, "the overflow asks for a repair");
             }
         }
