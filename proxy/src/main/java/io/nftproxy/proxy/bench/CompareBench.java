@@ -62,7 +62,8 @@ public final class CompareBench {
         return rows;
     }
 
-    private static void exec(String... cmd) throws IOException, InterruptedException {
+    /** Runs a command (ip netns add/del, nft) to its end; its output is the error message when it fails. */
+    public static void exec(String... cmd) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
         if (p.waitFor() != 0) {

@@ -192,12 +192,7 @@ public final class DaemonBench {
                 }
                 start = first - t0;
                 for (int i = 0; i < repeats; i++) {
-                    Process p = new ProcessBuilder("ip", "netns", "exec", netns, "nft", "flush", "chain", "ip", cfg.table(),
-                            "services").redirectErrorStream(true).start();
-                    String out = new String(p.getInputStream().readAllBytes());
-                    if (p.waitFor() != 0) {
-                        throw new IOException("nft flush chain failed: " + out);
-                    }
+                    CompareBench.exec("ip", "netns", "exec", netns, "nft", "flush", "chain", "ip", cfg.table(), "services");
                     long t = System.nanoTime();
                     Long done = repaired.poll(DEADLINE.toSeconds(), TimeUnit.SECONDS);
                     if (done == null) {

@@ -364,10 +364,6 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private static void exec(String... cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
-            throw new IOException(String.join(" ", cmd) + " failed: " + out.trim());
-        }
+        io.nftproxy.proxy.bench.CompareBench.exec(cmd);
     }
 }

@@ -34,6 +34,8 @@ final class FrontendClaims {
     }
 
     private final Map<Frontend, TreeSet<ServicePortName>> claims = new HashMap<>();
+    /** The frontends with more than one claimant, kept as claims change: a snapshot reads them without a scan. */
+    private final Set<Frontend> contested = new HashSet<>();
     private final Map<ServicePortName, ServicePort> declared = new HashMap<>();
 
     static List<Frontend> frontends(ServicePort p) {
@@ -60,13 +62,20 @@ final class FrontendClaims {
                 if (s.isEmpty()) {
                     claims.remove(f);
                 }
+                if (s.size() < 2) {
+                    contested.remove(f);
+                }
                 touched.add(f);
             }
         }
         if (p != null) {
             declared.put(id, p);
             for (Frontend f : frontends(p)) {
-                claims.computeIfAbsent(f, k -> new TreeSet<>()).add(id);
+                TreeSet<ServicePortName> s = claims.computeIfAbsent(f, k -> new TreeSet<>());
+                s.add(id);
+                if (s.size() > 1) {
+                    contested.add(f);
+                }
                 touched.add(f);
             }
         }
@@ -104,11 +113,9 @@ final class FrontendClaims {
     /** Every frontend claimed more than once: frontend to its claimants, owner first. */
     Map<Frontend, List<ServicePortName>> conflicts() {
         Map<Frontend, List<ServicePortName>> out = new TreeMap<>((a, b) -> a.toString().compareTo(b.toString()));
-        claims.forEach((f, s) -> {
-            if (s.size() > 1) {
-                out.put(f, List.copyOf(s));
-            }
-        });
+        for (Frontend f : contested) {
+            out.put(f, List.copyOf(claims.get(f)));
+        }
         return out;
     }
 }
