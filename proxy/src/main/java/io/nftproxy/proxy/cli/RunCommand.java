@@ -85,7 +85,8 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--min-sync-period", paramLabel = "D", description = "Minimum time between syncs (default 1s).")
     String minSyncPeriod;
 
-    @Option(names = "--sync-period", paramLabel = "D", description = "Time between full re-syncs (default 30s).")
+    @Option(names = "--sync-period", paramLabel = "D", description = "The longest a queued change may wait before /healthz reports it (twice this;"
+            + " default 30s). Full re-syncs run hourly (or after this, if longer), as kube-proxy's.")
     String syncPeriod;
 
     @Option(names = "--service-proxy-name", paramLabel = "NAME", description = "Serve only the Services (and their"
@@ -198,7 +199,7 @@ final class RunCommand implements Callable<Integer> {
                 }
             };
             if (once) {
-                try (SyncLoop loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.syncPeriod(), log)) {
+                try (SyncLoop loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.fullSyncPeriod(), log)) {
                     SyncResult r = loop.syncOnce(true);
                     ObjectStore.Snapshot snap = store.snapshot();
                     snap.errors().values().forEach(e -> System.err.println("nftproxy: " + e));

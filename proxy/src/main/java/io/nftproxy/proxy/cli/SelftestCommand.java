@@ -50,7 +50,7 @@ final class SelftestCommand implements Callable<Integer> {
             }));
             SyncResult r;
             try (ManifestSource src = new ManifestSource(dir, store);
-                 SyncLoop loop = new SyncLoop(store, syncer, cfg.minSyncPeriod(), cfg.syncPeriod(), new SyncListener() {
+                 SyncLoop loop = new SyncLoop(store, syncer, cfg.minSyncPeriod(), cfg.fullSyncPeriod(), new SyncListener() {
                  })) {
                 src.start(false);
                 r = loop.syncOnce(true);

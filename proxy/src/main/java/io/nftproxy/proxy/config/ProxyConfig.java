@@ -66,6 +66,18 @@ public record ProxyConfig(
         }
     }
 
+    /**
+     * How often a sync re-asserts everything even without a change, as kube-proxy's hourly full
+     * sync (its proxyutil.FullSyncPeriod). Not every {@code syncPeriod}: between those, changes
+     * are applied as they come and drift in our tables is seen through the kernel's events, while
+     * a re-assertion at 30k services costs the kernel seconds (flushing and refilling every map).
+     */
+    public static final Duration FULL_SYNC_PERIOD = Duration.ofHours(1);
+
+    public Duration fullSyncPeriod() {
+        return syncPeriod.compareTo(FULL_SYNC_PERIOD) > 0 ? syncPeriod : FULL_SYNC_PERIOD;
+    }
+
     public int masqueradeMark() {
         return 1 << masqueradeBit;
     }

@@ -80,7 +80,7 @@ public final class ProxyServer implements AutoCloseable {
             throw new IOException(e.getMessage(), e);
         }
         parts.add(conntrack);
-        loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.syncPeriod(),
+        loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.fullSyncPeriod(),
                 SyncListener.all(List.of(extra, metrics, probes, new io.nftproxy.proxy.sync.StaleUdpFlows(conntrack))));
         parts.add(hc);
         try {

@@ -12,8 +12,8 @@ import io.nftproxy.proxy.source.ObjectStore;
 /**
  * Runs syncs the way kube-proxy rate-limits them: changes wake the loop, but two syncs are at
  * least {@code minSyncPeriod} apart (a burst of changes becomes one sync), every
- * {@code syncPeriod} a full sync re-asserts everything, and after a failure the next sync is full
- * and retried with backoff.
+ * {@code fullSyncPeriod} a full sync re-asserts everything, and after a failure the next sync is
+ * full and retried with backoff.
  */
 public final class SyncLoop implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SyncLoop.class);
@@ -28,10 +28,10 @@ public final class SyncLoop implements AutoCloseable {
     private boolean closed;
     private Thread thread;
 
-    public SyncLoop(ObjectStore store, Backend syncer, Duration minSyncPeriod, Duration syncPeriod, SyncListener listener) {
+    public SyncLoop(ObjectStore store, Backend syncer, Duration minSyncPeriod, Duration fullSyncPeriod, SyncListener listener) {
         this.store = store;
         this.syncer = syncer;
-        this.schedule = new SyncSchedule(minSyncPeriod, syncPeriod);
+        this.schedule = new SyncSchedule(minSyncPeriod, fullSyncPeriod);
         this.listener = listener;
         store.onChange(this::requestSync);
     }

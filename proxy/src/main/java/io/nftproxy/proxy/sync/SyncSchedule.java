@@ -4,7 +4,7 @@ import java.time.Duration;
 
 /**
  * When the sync loop syncs, as a pure function of time: the bookkeeping of kube-proxy's bounded
- * frequency runner (syncs at most every min-sync-period, a full sync every sync-period, backoff
+ * frequency runner (syncs at most every min-sync-period, a full sync every full-sync period, backoff
  * doubling from min-sync-period, or 100 ms, to 30 s after failures) and of our repairs. The loop
  * owns one, under its lock, and passes it {@code System.nanoTime()}; tests pass virtual time.
  * Not thread-safe.
