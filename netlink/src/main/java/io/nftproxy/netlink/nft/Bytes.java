@@ -19,6 +19,21 @@ public final class Bytes implements Comparable<Bytes> {
         return new Bytes(b.clone());
     }
 
+    /** Takes the array as it is: for callers in this package that made it and never change it. */
+    static Bytes wrap(byte[] b) {
+        return new Bytes(b);
+    }
+
+    /** Copies the bytes into {@code dst} from {@code off}. */
+    public void copyTo(byte[] dst, int off) {
+        System.arraycopy(b, 0, dst, off, b.length);
+    }
+
+    /** Whether {@code a} holds these bytes from {@code off}. */
+    public boolean equalsRange(byte[] a, int off) {
+        return off + b.length <= a.length && Arrays.equals(b, 0, b.length, a, off, off + b.length);
+    }
+
     /** A 16-bit field (a port): a value that does not fit is refused, never silently cut. */
     public static Bytes be16(int v) {
         if (v < 0 || v > 0xffff) {
@@ -133,18 +148,24 @@ public final class Bytes implements Comparable<Bytes> {
     public int hashCode() {
         int h = hash;
         if (h == 0) {
-            h = 0x811c9dc5;
-            for (byte x : b) {
-                h = (h ^ (x & 0xff)) * 0x01000193;
-            }
-            h ^= h >>> 16;
-            h *= 0x85ebca6b;
-            h ^= h >>> 13;
-            h *= 0xc2b2ae35;
-            h ^= h >>> 16;
-            hash = h == 0 ? 1 : h;
+            h = hash(b, 0, b.length);
+            hash = h;
         }
-        return hash;
+        return h;
+    }
+
+    /** The hash {@link #hashCode} gives the bytes {@code a[from, to)}: for stores that keep keys as bytes. */
+    public static int hash(byte[] a, int from, int to) {
+        int h = 0x811c9dc5;
+        for (int i = from; i < to; i++) {
+            h = (h ^ (a[i] & 0xff)) * 0x01000193;
+        }
+        h ^= h >>> 16;
+        h *= 0x85ebca6b;
+        h ^= h >>> 13;
+        h *= 0xc2b2ae35;
+        h ^= h >>> 16;
+        return h == 0 ? 1 : h;
     }
 
     @Override

@@ -9,7 +9,8 @@ public record Elements(Family family, String table, String set, List<SetElement>
         Objects.requireNonNull(family, "family");
         NftSyntax.checkName("table", table);
         NftSyntax.checkName("set", set);
-        elements = List.copyOf(elements);
+        // A packed list is immutable already; copying it would unpack every element.
+        elements = elements instanceof PackedElements ? elements : List.copyOf(elements);
     }
 
     public static Elements of(NftSet s, List<SetElement> elements) {

@@ -175,7 +175,7 @@ public final class CompareBench {
         try (ProgressBar bar = bar("data plane", (long) sizes.size() * backends.size() * connects)) {
             for (int n : sizes) {
                 ProxyState base = BenchState.synthetic(n, endpoints, 0);
-                ServicePortName first = base.services().firstKey();
+                ServicePortName first = base.sortedServices().get(0).id();
                 ProxyState state = with(base, first, base.services().get(first),
                         List.of(Endpoint.ready(InetAddress.getByName("10.244.1.2"), 8080, "node-a")));
                 InetAddress vip = state.services().get(first).clusterIPs().get(0);

@@ -8,11 +8,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
@@ -26,9 +23,11 @@ import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.model.VersionedMap;
 import io.nftproxy.proxy.bench.BenchState;
 import io.nftproxy.proxy.bench.BenchYaml;
 import io.nftproxy.proxy.bench.DaemonBench;
+import io.nftproxy.proxy.bench.ProcessDaemonBench;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.sync.SyncResult;
 import io.nftproxy.proxy.sync.Syncer;
@@ -59,6 +58,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--watch", description = "Also run the daemon on a watched directory of one file per service and"
             + " time file replacements to the kernel's ack, in another fresh namespace.")
     boolean watch;
+
+    @Option(names = "--daemon-heap", paramLabel = "SIZE", description = "Also run the daemon as its own process, as"
+            + " bin/nftproxy starts it with -XmxSIZE (e.g. 256m), over a watched directory of one file per service: first"
+            + " full sync, file replaced to kernel ack, its heap after GC and its RSS.")
+    String daemonHeap;
 
     @Option(names = "--informers", description = "Also run the daemon's informers against fabric8's mock API server in"
             + " this JVM: start to first full sync, EndpointSlice update to the kernel's ack.")
@@ -156,8 +160,11 @@ final class BenchCommand implements Callable<Integer> {
             SyncResult full = syncer.sync(state, null);
             long fullNanos = System.nanoTime() - t0;
 
-            TreeMap<ServicePortName, ServicePort> svcs = new TreeMap<>(state.services());
-            Map<ServicePortName, List<Endpoint>> eps = new HashMap<>(state.endpoints());
+            // Versioned, as the daemon's store keeps them: a new model costs the same at any size.
+            VersionedMap<ServicePortName, ServicePort> svcs = new VersionedMap<>();
+            state.services().forEach(svcs::put);
+            VersionedMap<ServicePortName, List<Endpoint>> eps = new VersionedMap<>();
+            state.endpoints().forEach(eps::put);
             // One endpoint of one service replaced; then one endpoint added (the service moves to
             // another pick-k chain: a verdict changes). Timed from the new model to the kernel's ack.
             long[] lat = timeChanges(syncer, svcs, eps, state, c -> (c * 7919) % n,
@@ -179,6 +186,23 @@ final class BenchCommand implements Callable<Integer> {
             if (watch) {
                 daemon("watched directory of " + n + " files; file replaced", state, nsName + "-w",
                         (cfg, ns) -> DaemonBench.watchedDirectory(cfg, state, ns, daemonChanges));
+            }
+            if (daemonHeap != null) {
+                String ns = nsName + "-p";
+                exec("ip", "netns", "add", ns);
+                try {
+                    ProcessDaemonBench.Figures f = ProcessDaemonBench.run(daemonJvm(daemonHeap), List.of("--hostname-override",
+                            "node-a", "--cluster-cidr", "10.128.0.0/9", "--service-cidr", "10.96.0.0/12", "--node-ip",
+                            "192.168.50.2"), state, ns, daemonChanges);
+                    System.out.printf("          daemon process, -Xmx%s, watched directory of %d files: start to first full sync"
+                                    + " %.0f ms; file replaced to kernel ack p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d changes);"
+                                    + " heap after GC %s; RSS %d MB (peak %d MB)%n", daemonHeap, n, f.startNanos() / 1e6,
+                            f.p(0.5), f.p(0.99), f.p(1), f.latencies().length,
+                            f.heapBytes() < 0 ? "unknown (no jcmd)" : (f.heapBytes() >> 20) + " MB", f.rssBytes() >> 20,
+                            f.peakRssBytes() >> 20);
+                } finally {
+                    exec("ip", "netns", "del", ns);
+                }
             }
             if (drift) {
                 String ns = nsName + "-d";
@@ -220,8 +244,8 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    private long[] timeChanges(Syncer syncer, TreeMap<ServicePortName, ServicePort> svcs,
-                               Map<ServicePortName, List<Endpoint>> eps, ProxyState state,
+    private long[] timeChanges(Syncer syncer, VersionedMap<ServicePortName, ServicePort> svcs,
+                               VersionedMap<ServicePortName, List<Endpoint>> eps, ProxyState state,
                                java.util.function.IntUnaryOperator pick,
                                java.util.function.ObjIntConsumer<List<Endpoint>> mutate) throws Exception {
         long[] lat = new long[changes];
@@ -230,8 +254,8 @@ final class BenchCommand implements Callable<Integer> {
             List<Endpoint> list = new ArrayList<>(eps.get(id));
             mutate.accept(list, c);
             eps.put(id, list);
-            ProxyState changed = new ProxyState(svcs, eps, state.node());
             long s = System.nanoTime();
+            ProxyState changed = new ProxyState(svcs.snapshot(), eps.snapshot(), state.node());
             syncer.sync(changed, Set.of(id));
             lat[c] = System.nanoTime() - s;
         }
@@ -293,6 +317,20 @@ final class BenchCommand implements Callable<Integer> {
             cmd.addAll(List.of("-XX:SharedArchiveFile=" + jsa, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"));
         }
         cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseParallelGC", "-cp", jar.toString(), Main.class.getName()));
+        return cmd;
+    }
+
+    /** This JVM's java and jar, with the options bin/nftproxy gives the daemon, and a heap limit. */
+    static List<String> daemonJvm(String heap) {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        Path jar = Path.of(BenchCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath());
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+ExitOnOutOfMemoryError",
+                "-XX:G1PeriodicGCInterval=15000", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30"));
+        Path jsa = jar.resolveSibling("nftproxy.jsa");
+        if (Files.isRegularFile(jar) && Files.isRegularFile(jsa)) {
+            cmd.addAll(List.of("-XX:SharedArchiveFile=" + jsa, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"));
+        }
+        cmd.addAll(List.of("-cp", jar.toString(), Main.class.getName()));
         return cmd;
     }
 

@@ -15,6 +15,7 @@ import io.nftproxy.proxy.http.ProbeServer.Response;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.topology.EndpointSelector;
 
 /**
@@ -38,21 +39,45 @@ public final class ServiceHealthServers implements AutoCloseable {
         this.health = health;
     }
 
-    /** Brings the servers in line with the services and their local endpoints. */
-    public synchronized void update(ProxyState state) {
-        Map<Integer, ServicePort> wanted = new HashMap<>();
-        Map<Integer, Integer> localCounts = new HashMap<>();
-        for (ServicePort s : state.services().values()) {
-            if (s.healthCheckNodePort() <= 0 || !s.externalPolicyLocal()) {
+    /** Service ports that ask for a health check node port (policy Local): the port and their ready local endpoints. */
+    private final Map<ServicePortName, Want> wants = new HashMap<>();
+
+    private record Want(int port, int local) {
+    }
+
+    /**
+     * Brings the servers in line with the services and their local endpoints. {@code changed}
+     * names the service ports that may have changed since the last call; null means any (a full
+     * sync, a node change): only those are looked at, so a change costs the same at any size.
+     */
+    public synchronized void update(ProxyState state, Iterable<ServicePortName> changed) {
+        if (changed == null) {
+            wants.clear();
+            changed = state.services().keySet();
+        }
+        for (ServicePortName id : changed) {
+            ServicePort s = state.services().get(id);
+            if (s == null || s.healthCheckNodePort() <= 0 || !s.externalPolicyLocal()) {
+                wants.remove(id);
                 continue;
             }
-            wanted.putIfAbsent(s.healthCheckNodePort(), s);
             int local = 0;
             for (Endpoint e : EndpointSelector.select(s, state.endpointsOf(s.id()), state.node()).local()) {
                 local += e.ready() ? 1 : 0;
             }
-            localCounts.merge(s.healthCheckNodePort(), local, Math::max);
+            wants.put(id, new Want(s.healthCheckNodePort(), local));
         }
+        // Two services on one port (the API server prevents it; manifests may not): the first by name serves it.
+        Map<Integer, ServicePort> wanted = new HashMap<>();
+        Map<Integer, Integer> localCounts = new HashMap<>();
+        wants.forEach((id, w) -> {
+            ServicePort s = state.services().get(id);
+            if (s == null) {
+                return; // gone in a snapshot whose sync failed; the full sync after it clears it
+            }
+            wanted.merge(w.port(), s, (a, b) -> a.id().compareTo(b.id()) <= 0 ? a : b);
+            localCounts.merge(w.port(), w.local(), Math::max);
+        });
         servers.entrySet().removeIf(e -> {
             ServicePort s = wanted.get(e.getKey());
             if (s == null || !s.id().namespace().equals(e.getValue().namespace()) || !s.id().name().equals(e.getValue().name())) {

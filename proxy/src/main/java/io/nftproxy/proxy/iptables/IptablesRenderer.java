@@ -98,7 +98,7 @@ public final class IptablesRenderer {
             fl("KUBE-FORWARD", "-m comment --comment \"kubernetes forwarding conntrack rule\"",
                     "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT");
 
-            for (ServicePort svc : state.services().values()) {
+            for (ServicePort svc : state.sortedServices()) {
                 if (!svc.inFamily(f)) {
                     continue;
                 }

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.PackedElements;
 import io.nftproxy.netlink.nft.SetElement;
 
 /**
@@ -18,12 +19,17 @@ public record Fragment(Map<String, DesiredChain> chains, Map<String, NftSet> set
                        Map<String, List<SetElement>> elements, java.util.Set<String> unmanagedSets) {
     public static final Fragment EMPTY = new Fragment(Map.of(), Map.of(), Map.of(), java.util.Set.of());
 
+    /**
+     * The committed state keeps one fragment per service port for as long as the daemon runs, so
+     * elements are kept packed (see {@link PackedElements}) and the maps most services leave empty
+     * take no room.
+     */
     public Fragment {
-        chains = Collections.unmodifiableMap(new LinkedHashMap<>(chains));
-        sets = Collections.unmodifiableMap(new LinkedHashMap<>(sets));
+        chains = chains.isEmpty() ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(chains));
+        sets = sets.isEmpty() ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(sets));
         Map<String, List<SetElement>> copy = new LinkedHashMap<>();
-        elements.forEach((k, v) -> copy.put(k, List.copyOf(v)));
-        elements = Collections.unmodifiableMap(copy);
+        elements.forEach((k, v) -> copy.put(k, PackedElements.copyOf(v)));
+        elements = copy.isEmpty() ? Map.of() : Collections.unmodifiableMap(copy);
         unmanagedSets = java.util.Set.copyOf(unmanagedSets);
     }
 }

@@ -85,7 +85,7 @@ public final class NftRenderer {
         List<FamilyRuleset> out = new ArrayList<>();
         for (IpFamily f : IpFamily.values()) {
             Map<ServicePortName, Fragment> frags = new LinkedHashMap<>();
-            for (ServicePort svc : state.services().values()) {
+            for (ServicePort svc : state.sortedServices()) {
                 frags.put(svc.id(), service(f, svc, state.endpointsOf(svc.id()), state.node()));
             }
             out.add(assemble(f, globals(f, state.node()), frags));

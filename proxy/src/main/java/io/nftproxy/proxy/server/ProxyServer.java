@@ -68,7 +68,8 @@ public final class ProxyServer implements AutoCloseable {
 
             @Override
             public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
-                hc.update(snap.state()); // first: a probe that sees "synced" finds the servers open
+                // first: a probe that sees "synced" finds the servers open
+                hc.update(snap.state(), r.full() || snap.nodeChanged() ? null : snap.changed());
                 health.synced();
                 health.nodeDeleting(snap.state().node().deleting());
             }

@@ -13,6 +13,7 @@ import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.PackedElements;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Transaction;
@@ -40,7 +41,11 @@ final class Delta {
     private final Map<String, List<SetElement>> elementsRemoved = new LinkedHashMap<>();
     private final Map<String, List<SetElement>> elementsAdded = new LinkedHashMap<>();
     private final Set<String> setsFlushed = new LinkedHashSet<>();
-    private final Map<String, Map<Bytes, TableState.Contribution>> newContributions = new HashMap<>();
+    /** After a partial change: per set, the keys whose count changed, to their element and count (null: gone). */
+    private final Map<String, Map<Bytes, Kept>> changedElements = new HashMap<>();
+    /** After counting every element again: the new tables. */
+    private final Map<String, ElementTable> allElements = new HashMap<>();
+    private boolean countedAll;
     private final Map<String, String> newOwners = new HashMap<>();
 
     /**
@@ -61,14 +66,6 @@ final class Delta {
 
     private void compute() {
         // Chains and sets are owned by exactly one contributor: compare old and new fragment.
-        // Elements may be shared: per set and key, count the contributions that go and come.
-        Map<String, Map<Bytes, Tally>> tallies = new LinkedHashMap<>();
-        // Nothing committed yet (a first sync, a rebuild): every element is new, and counting
-        // goes straight into the committed record, without the tallies a change needs. This is
-        // the largest sync there is, so its transient memory is the daemon's peak.
-        boolean fresh = state.fragments.isEmpty() && state.elements.isEmpty();
-        Map<String, Map<Bytes, TableState.Contribution>> freshNext = new LinkedHashMap<>();
-        Map<String, List<SetElement>> freshAdds = new LinkedHashMap<>();
         for (Map.Entry<String, Fragment> e : replaced.entrySet()) {
             Fragment old = state.fragments.getOrDefault(e.getKey(), Fragment.EMPTY);
             Fragment neu = e.getValue() == null ? Fragment.EMPTY : e.getValue();
@@ -101,37 +98,6 @@ final class Delta {
                     setsRemoved.put(s.name(), s);
                 }
             }
-            for (Map.Entry<String, List<SetElement>> els : old.elements().entrySet()) {
-                Map<Bytes, Tally> t = tallies.computeIfAbsent(els.getKey(), k -> new HashMap<>());
-                for (SetElement el : els.getValue()) {
-                    t.computeIfAbsent(el.key(), k -> new Tally()).minus++;
-                }
-            }
-            if (fresh) {
-                for (Map.Entry<String, List<SetElement>> els : neu.elements().entrySet()) {
-                    Map<Bytes, TableState.Contribution> next = freshNext.computeIfAbsent(els.getKey(), k -> new HashMap<>());
-                    List<SetElement> adds = freshAdds.computeIfAbsent(els.getKey(), k -> new ArrayList<>());
-                    for (SetElement el : els.getValue()) {
-                        TableState.Contribution c = next.get(el.key());
-                        if (c == null) {
-                            next.put(el.key(), new TableState.Contribution(el, 1));
-                            adds.add(el);
-                        } else {
-                            next.put(el.key(), new TableState.Contribution(c.element(), c.refs() + 1));
-                        }
-                    }
-                }
-                continue;
-            }
-            for (Map.Entry<String, List<SetElement>> els : neu.elements().entrySet()) {
-                Map<Bytes, Tally> t = tallies.computeIfAbsent(els.getKey(), k -> new HashMap<>());
-                for (SetElement el : els.getValue()) {
-                    Tally tally = t.computeIfAbsent(el.key(), k -> new Tally());
-                    if (tally.plus++ == 0) {
-                        tally.first = el;
-                    }
-                }
-            }
         }
         // A chain that moved between contributors is neither added nor removed.
         chainsRemoved.keySet().removeAll(chainsAdded.keySet());
@@ -147,39 +113,116 @@ final class Delta {
                 setsAdded.remove(s);
             }
         }
-        freshAdds.forEach((set, adds) -> {
-            if (!adds.isEmpty()) {
-                elementsAdded.put(set, adds);
+        // Nothing committed yet (a first sync, a rebuild), or everything re-sent: the elements
+        // are counted afresh into new tables. Otherwise only the changed contributors' elements
+        // are compared with what was committed.
+        boolean fresh = state.fragments.isEmpty() && state.elements.isEmpty();
+        if (fresh || reassert) {
+            countedAll = true;
+            computeAllElements();
+        } else {
+            computeChangedElements();
+        }
+    }
+
+    /**
+     * Elements when every one is counted again: straight into the committed tables, without
+     * per-key tallies (this is the largest sync there is, so its transient memory is the daemon's
+     * peak). With {@code reassert}, every managed set that stays is flushed and refilled.
+     */
+    private void computeAllElements() {
+        List<Fragment> all = new ArrayList<>();
+        replaced.values().forEach(f -> all.add(f == null ? Fragment.EMPTY : f));
+        state.fragments.forEach((id, f) -> {
+            if (!replaced.containsKey(id)) {
+                all.add(f);
             }
         });
-        newContributions.putAll(freshNext);
+        Map<String, Integer> expected = new HashMap<>();
+        for (Fragment f : all) {
+            f.elements().forEach((set, els) -> expected.merge(set, els.size(), Integer::sum));
+        }
+        Map<String, PackedElements.Builder> adds = new LinkedHashMap<>();
+        for (Fragment f : all) {
+            for (Map.Entry<String, List<SetElement>> els : f.elements().entrySet()) {
+                String set = els.getKey();
+                PackedElements list = PackedElements.copyOf(els.getValue());
+                ElementTable table = allElements.computeIfAbsent(set, k -> new ElementTable(expected.get(k)));
+                PackedElements.Builder b = adds.computeIfAbsent(set, k -> PackedElements.builder());
+                for (int i = 0; i < list.size(); i++) {
+                    if (table.addOrCount(list, i)) {
+                        b.addPacked(list.bytes(), list.offset(i), list.length(i));
+                    }
+                }
+            }
+        }
+        for (Map.Entry<String, PackedElements.Builder> a : adds.entrySet()) {
+            String set = a.getKey();
+            if ((setsRemoved.containsKey(set) && !setsAdded.containsKey(set)) || a.getValue().size() == 0) {
+                continue;
+            }
+            elementsAdded.put(set, a.getValue().build());
+        }
+        if (reassert) {
+            // Re-send every element of every managed set that stays, after flushing it.
+            for (String set : state.sets.keySet()) {
+                if (state.unmanagedSets.contains(set) || setsAdded.containsKey(set) || setsRemoved.containsKey(set)) {
+                    continue;
+                }
+                setsFlushed.add(set);
+            }
+        }
+    }
+
+    /** Elements of the changed contributors only: per set and key, the contributions that go and come. */
+    private void computeChangedElements() {
+        Map<String, Map<Bytes, Tally>> tallies = new LinkedHashMap<>();
+        for (Map.Entry<String, Fragment> e : replaced.entrySet()) {
+            Fragment old = state.fragments.getOrDefault(e.getKey(), Fragment.EMPTY);
+            Fragment neu = e.getValue() == null ? Fragment.EMPTY : e.getValue();
+            for (Map.Entry<String, List<SetElement>> els : old.elements().entrySet()) {
+                Map<Bytes, Tally> t = tallies.computeIfAbsent(els.getKey(), k -> new HashMap<>());
+                PackedElements list = PackedElements.copyOf(els.getValue());
+                for (int i = 0; i < list.size(); i++) {
+                    t.computeIfAbsent(PackedElements.key(list.bytes(), list.offset(i)), k -> new Tally()).minus++;
+                }
+            }
+            for (Map.Entry<String, List<SetElement>> els : neu.elements().entrySet()) {
+                Map<Bytes, Tally> t = tallies.computeIfAbsent(els.getKey(), k -> new HashMap<>());
+                for (SetElement el : els.getValue()) {
+                    Tally tally = t.computeIfAbsent(el.key(), k -> new Tally());
+                    if (tally.plus++ == 0) {
+                        tally.first = el;
+                    }
+                }
+            }
+        }
         for (Map.Entry<String, Map<Bytes, Tally>> st : tallies.entrySet()) {
             String set = st.getKey();
             boolean setGone = setsRemoved.containsKey(set) && !setsAdded.containsKey(set);
             boolean setNew = setsAdded.containsKey(set);
-            Map<Bytes, TableState.Contribution> committed = state.elements.getOrDefault(set, Map.of());
-            Map<Bytes, TableState.Contribution> next = new HashMap<>(st.getValue().size() * 4 / 3 + 1);
+            ElementTable committed = state.elements.get(set);
+            Map<Bytes, Kept> next = new HashMap<>(st.getValue().size() * 4 / 3 + 1);
             List<SetElement> adds = new ArrayList<>();
             List<SetElement> removes = new ArrayList<>();
             for (Map.Entry<Bytes, Tally> te : st.getValue().entrySet()) {
                 Bytes k = te.getKey();
                 Tally tally = te.getValue();
-                TableState.Contribution was = committed.get(k);
-                int oldRefs = was == null ? 0 : was.refs();
+                int slot = committed == null ? -1 : committed.find(k);
+                int oldRefs = slot < 0 ? 0 : committed.refs(slot);
+                SetElement was = slot < 0 ? null : committed.element(slot);
                 int refs = oldRefs - tally.minus + tally.plus;
-                SetElement el = tally.first != null ? tally.first : (was == null ? null : was.element());
-                next.put(k, refs > 0 ? new TableState.Contribution(el, refs) : null);
+                SetElement el = tally.first != null ? tally.first : was;
+                next.put(k, refs > 0 ? new Kept(el, refs) : null);
                 boolean present = oldRefs > 0 && !setNew;
                 if (refs <= 0) {
                     if (present && !setGone) {
-                        removes.add(was.element());
+                        removes.add(was);
                     }
                 } else if (!present) {
                     adds.add(el);
-                } else if (!el.equals(was.element()) || reassert) {
-                    if (!reassert) {
-                        removes.add(was.element());
-                    }
+                } else if (!el.equals(was)) {
+                    removes.add(was);
                     adds.add(el);
                 }
             }
@@ -189,34 +232,7 @@ final class Delta {
             if (!removes.isEmpty()) {
                 elementsRemoved.put(set, removes);
             }
-            newContributions.put(set, next);
-        }
-        Set<String> touchedSets = tallies.keySet();
-        if (reassert) {
-            // Re-send every element of every managed set that stays, after flushing it.
-            Set<String> all = new LinkedHashSet<>(state.sets.keySet());
-            all.addAll(touchedSets);
-            for (String set : all) {
-                if (state.unmanagedSets.contains(set) || setsAdded.containsKey(set) || setsRemoved.containsKey(set)
-                        || !state.sets.containsKey(set)) {
-                    continue;
-                }
-                setsFlushed.add(set);
-                elementsRemoved.remove(set);
-                Map<Bytes, TableState.Contribution> merged = new HashMap<>(state.elements.getOrDefault(set, Map.of()));
-                newContributions.getOrDefault(set, Map.of()).forEach((k, v) -> {
-                    if (v == null) {
-                        merged.remove(k);
-                    } else {
-                        merged.put(k, v);
-                    }
-                });
-                List<SetElement> els = new ArrayList<>();
-                for (TableState.Contribution c : merged.values()) {
-                    els.add(c.element());
-                }
-                elementsAdded.put(set, els);
-            }
+            changedElements.put(set, next);
         }
     }
 
@@ -294,24 +310,33 @@ final class Delta {
         });
         setsAdded.forEach(state.sets::put);
         replaced.values().stream().filter(Objects::nonNull).forEach(f -> state.unmanagedSets.addAll(f.unmanagedSets()));
-        newContributions.forEach((set, m) -> {
+        if (countedAll) {
+            // Counted afresh: the new tables replace the committed ones whole.
+            state.elements.clear();
+            allElements.forEach((set, table) -> {
+                if (state.sets.containsKey(set)) {
+                    state.elements.put(set, table);
+                }
+            });
+            return;
+        }
+        changedElements.forEach((set, m) -> {
             if (!state.sets.containsKey(set)) {
                 return;
             }
-            Map<Bytes, TableState.Contribution> target = state.elements.get(set);
-            if (target == null || target.isEmpty()) {
-                m.values().removeIf(Objects::isNull); // a new set: adopt the map instead of copying it
-                state.elements.put(set, m);
-                return;
-            }
+            ElementTable target = state.elements.computeIfAbsent(set, k -> new ElementTable(m.size()));
             m.forEach((k, v) -> {
                 if (v == null) {
                     target.remove(k);
                 } else {
-                    target.put(k, v);
+                    target.put(v.element(), v.refs());
                 }
             });
         });
+    }
+
+    /** An element kept after the change, with the number of fragments that contribute it. */
+    private record Kept(SetElement element, int refs) {
     }
 
     /** How many contributions of one element go and come in this change, and the first that comes. */

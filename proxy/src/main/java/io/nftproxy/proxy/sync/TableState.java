@@ -5,9 +5,7 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 
-import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.NftSet;
-import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.render.DesiredChain;
@@ -20,10 +18,6 @@ import io.nftproxy.proxy.render.Fragment;
  * several services). Changed only after the kernel accepted a transaction.
  */
 final class TableState {
-    /** An element and how many fragments contribute it. */
-    record Contribution(SetElement element, int refs) {
-    }
-
     static final String GLOBALS = "";
 
     final IpFamily family;
@@ -32,7 +26,8 @@ final class TableState {
     final Map<String, DesiredChain> chains = new HashMap<>();
     final Map<String, NftSet> sets = new HashMap<>();
     final Set<String> unmanagedSets = new HashSet<>();
-    final Map<String, Map<Bytes, Contribution>> elements = new HashMap<>();
+    /** Per set, every element we committed and how many fragments contribute it. */
+    final Map<String, ElementTable> elements = new HashMap<>();
     final Map<String, String> chainOwner = new HashMap<>();
 
     TableState(IpFamily family, Table table) {
@@ -49,6 +44,6 @@ final class TableState {
     }
 
     int elementCount() {
-        return elements.values().stream().mapToInt(Map::size).sum();
+        return elements.values().stream().mapToInt(ElementTable::size).sum();
     }
 }

@@ -1,0 +1,222 @@
+package io.nftproxy.proxy.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Data;
+import io.nftproxy.netlink.nft.Elements;
+import io.nftproxy.netlink.nft.NftEvent;
+import io.nftproxy.netlink.nft.NftMonitor;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+
+/**
+ * The daemon as an operator runs it: {@code nftproxy run --manifests DIR} in a JVM of its own with
+ * a given maximum heap, over a watched directory of one file per service. Timed from the outside:
+ * the first full sync from the daemon's log line, each replaced file to the kernel's event for the
+ * new endpoint's element. Then the daemon's heap after a full GC ({@code jcmd}) and its resident
+ * set. This is the figure that says whether a heap size holds N services, with nothing of the
+ * bench's own in it.
+ */
+public final class ProcessDaemonBench {
+    private static final Duration DEADLINE = Duration.ofMinutes(5);
+    private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
+    private static final String ENDPOINT_MAP = "service-endpoints";
+
+    /** Start to first full sync, sorted change latencies, heap after GC (-1: unknown), RSS, peak RSS. */
+    public record Figures(long startNanos, long[] latencies, long heapBytes, long rssBytes, long peakRssBytes) {
+        public double p(double q) {
+            return latencies.length == 0 ? 0 : latencies[Math.min(latencies.length - 1, (int) (latencies.length * q))] / 1e6;
+        }
+    }
+
+    private ProcessDaemonBench() {
+    }
+
+    /**
+     * @param jvm the java command and options to start the daemon with (the heap limit among them)
+     *            up to and including the main class
+     */
+    public static Figures run(List<String> jvm, List<String> proxyFlags, ProxyState state, String netns, int changes)
+            throws Exception {
+        Path dir = Files.createTempDirectory("nftproxy-bench-process");
+        List<ServicePort> svcs = new ArrayList<>(state.services().values());
+        HashMap<ServicePortName, List<Endpoint>> eps = new HashMap<>(state.endpoints());
+        Process p = null;
+        try {
+            for (ServicePort svc : svcs) {
+                write(dir, svc, eps.get(svc.id()));
+            }
+            List<String> cmd = new ArrayList<>(jvm);
+            cmd.addAll(List.of("run", "--manifests", dir.toString(), "--netns", netns, "--min-sync-period", "0",
+                    "--metrics-bind-address=", "--healthz-bind-address="));
+            cmd.addAll(proxyFlags);
+            long t0 = System.nanoTime();
+            p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            LogWatch log = new LogWatch(p);
+            long start = log.awaitFullSync(t0) - t0;
+            long[] lat = new long[changes];
+            try (NftMonitor mon = NftMonitor.open(NetNamespace.named(netns))) {
+                for (int c = 0; c < changes; c++) {
+                    ServicePort svc = svcs.get((int) ((c * 7919L) % svcs.size()));
+                    List<Endpoint> list = new ArrayList<>(eps.get(svc.id()));
+                    Endpoint neu = Endpoint.ready(BenchState.ip(0x0d000000 + c), 8080, "node-x");
+                    list.set(c % list.size(), neu);
+                    eps.put(svc.id(), list);
+                    long t = System.nanoTime();
+                    write(dir, svc, list);
+                    lat[c] = awaitElement(mon, Bytes.ip(neu.address()), p, log) - t;
+                }
+            }
+            Arrays.sort(lat);
+            long heap = heapAfterGc(jvm.get(0), p.pid());
+            long rss = status(p.pid(), "VmRSS:");
+            long peak = status(p.pid(), "VmHWM:");
+            if (!p.isAlive()) {
+                throw new IllegalStateException("the daemon exited (" + p.exitValue() + "): " + log.tail());
+            }
+            return new Figures(start, lat, heap, rss, peak);
+        } finally {
+            if (p != null) {
+                p.destroy();
+                if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            }
+            try (var s = Files.walk(dir)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
+        }
+    }
+
+    /** The time of the kernel's event adding an endpoint element whose data starts with {@code address}. */
+    private static long awaitElement(NftMonitor mon, Bytes address, Process p, LogWatch log) throws Exception {
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!p.isAlive()) {
+                throw new IllegalStateException("the daemon exited (" + p.exitValue() + "): " + log.tail());
+            }
+            NftEvent e = mon.next(Duration.ofMillis(200));
+            if (e != null && e.type() == NftEvent.Type.ELEMENTS && !e.deleted() && ENDPOINT_MAP.equals(e.name())) {
+                for (SetElement el : ((Elements) e.object()).elements()) {
+                    if (el.data() instanceof Data.Value v && v.bytes().length() >= address.length()
+                            && v.bytes().slice(0, address.length()).equals(address)) {
+                        return System.nanoTime();
+                    }
+                }
+            }
+        }
+        throw new TimeoutException("the kernel did not get endpoint " + address + " within " + DEADLINE);
+    }
+
+    /** The daemon's heap in use after a full collection, asked with jcmd; -1 when there is no jcmd. */
+    private static long heapAfterGc(String java, long pid) {
+        Path jcmd = Path.of(java).resolveSibling("jcmd");
+        if (!Files.isExecutable(jcmd)) {
+            return -1;
+        }
+        try {
+            exec(jcmd.toString(), Long.toString(pid), "GC.run");
+            Matcher m = HEAP_USED.matcher(exec(jcmd.toString(), Long.toString(pid), "GC.heap_info"));
+            return m.find() ? Long.parseLong(m.group(1)) * 1024 : -1;
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    private static String exec(String... cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        return out;
+    }
+
+    private static long status(long pid, String field) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+                if (line.startsWith(field)) {
+                    return Long.parseLong(line.substring(field.length()).trim().split("\\s+")[0]) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+        return -1;
+    }
+
+    private static void write(Path dir, ServicePort svc, List<Endpoint> eps) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        BenchYaml.append(sb, svc, eps, "-x");
+        Path tmp = dir.resolve("." + svc.id().name() + ".tmp");
+        Files.writeString(tmp, sb);
+        Files.move(tmp, dir.resolve(svc.id().name() + ".yaml"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** Reads the daemon's log as it comes: when the first full sync was logged, and the last lines for errors. */
+    private static final class LogWatch {
+        private final ArrayDeque<String> last = new ArrayDeque<>();
+        private long fullSyncAt;
+
+        LogWatch(Process p) {
+            Thread t = new Thread(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                    for (String line; (line = r.readLine()) != null; ) {
+                        synchronized (this) {
+                            if (fullSyncAt == 0 && line.contains("full sync:")) {
+                                fullSyncAt = System.nanoTime();
+                                notifyAll();
+                            }
+                            last.addLast(line);
+                            if (last.size() > 20) {
+                                last.removeFirst();
+                            }
+                        }
+                    }
+                } catch (IOException e) {
+                    // the process is gone; its exit is reported by whoever waits for it
+                }
+            }, "daemon-log");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        synchronized long awaitFullSync(long since) throws InterruptedException, TimeoutException {
+            long deadline = since + DEADLINE.toNanos();
+            while (fullSyncAt == 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new TimeoutException("no full sync logged within " + DEADLINE + ": " + tail());
+                }
+                wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            }
+            return fullSyncAt;
+        }
+
+        synchronized String tail() {
+            return String.join("\n", last);
+        }
+    }
+}
