@@ -14,6 +14,7 @@ public final class Errno {
     public static final int EINVAL = 22;
     public static final int ENOSPC = 28;
     public static final int ERANGE = 34;
+    public static final int EBADMSG = 74;
     public static final int EMSGSIZE = 90;
     public static final int EOPNOTSUPP = 95;
     public static final int ENOBUFS = 105;

@@ -101,6 +101,10 @@ public final class ConntrackClient implements AutoCloseable {
         }
     }
 
+    /**
+     * One entry of a dump, or null when it lacks what the proxy acts on (both tuples with their
+     * addresses and protocol): such an entry cannot be one of ours to delete, so it is passed over.
+     */
     static ConntrackEntry decode(Attrs a) {
         Attrs orig = a.nested(CTA_TUPLE_ORIG);
         Attrs reply = a.nested(CTA_TUPLE_REPLY);
@@ -115,11 +119,15 @@ public final class ConntrackClient implements AutoCloseable {
             return null;
         }
         boolean v6 = oip.has(CTA_IP_V6_SRC);
-        return new ConntrackEntry(oproto.u8(CTA_PROTO_NUM, 0),
-                ip(oip.bytes(v6 ? CTA_IP_V6_SRC : CTA_IP_V4_SRC)), ip(oip.bytes(v6 ? CTA_IP_V6_DST : CTA_IP_V4_DST)),
-                port(oproto, CTA_PROTO_SRC_PORT), port(oproto, CTA_PROTO_DST_PORT),
-                ip(rip.bytes(v6 ? CTA_IP_V6_SRC : CTA_IP_V4_SRC)), ip(rip.bytes(v6 ? CTA_IP_V6_DST : CTA_IP_V4_DST)),
-                port(rproto, CTA_PROTO_SRC_PORT), port(rproto, CTA_PROTO_DST_PORT));
+        InetAddress os = ip(oip.bytes(v6 ? CTA_IP_V6_SRC : CTA_IP_V4_SRC));
+        InetAddress od = ip(oip.bytes(v6 ? CTA_IP_V6_DST : CTA_IP_V4_DST));
+        InetAddress rs = ip(rip.bytes(v6 ? CTA_IP_V6_SRC : CTA_IP_V4_SRC));
+        InetAddress rd = ip(rip.bytes(v6 ? CTA_IP_V6_DST : CTA_IP_V4_DST));
+        if (os == null || od == null || rs == null || rd == null) {
+            return null;
+        }
+        return new ConntrackEntry(oproto.u8(CTA_PROTO_NUM, 0), os, od, port(oproto, CTA_PROTO_SRC_PORT),
+                port(oproto, CTA_PROTO_DST_PORT), rs, rd, port(rproto, CTA_PROTO_SRC_PORT), port(rproto, CTA_PROTO_DST_PORT));
     }
 
     private static int port(Attrs a, int type) {
@@ -127,11 +135,15 @@ public final class ConntrackClient implements AutoCloseable {
         return b == null || b.length < 2 ? 0 : ((b[0] & 0xff) << 8) | (b[1] & 0xff);
     }
 
+    /** An address of 4 or 16 bytes; null for anything else. */
     private static InetAddress ip(byte[] b) {
+        if (b == null || (b.length != 4 && b.length != 16)) {
+            return null;
+        }
         try {
             return InetAddress.getByAddress(b);
         } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("conntrack address of " + (b == null ? 0 : b.length) + " bytes", e);
+            return null;
         }
     }
 

@@ -22,7 +22,16 @@ public final class Attrs {
         }
 
         public int be32() {
-            return value.order(ByteOrder.BIG_ENDIAN).getInt(0);
+            return value.order(ByteOrder.BIG_ENDIAN).getInt(0 + need(4));
+        }
+
+        /** Refuses a value shorter than a field read from it: bytes from the kernel are input. */
+        int need(int bytes) {
+            if (value.remaining() < bytes) {
+                throw new IllegalArgumentException("netlink attribute " + type + " has " + value.remaining()
+                        + " bytes where " + bytes + " are read");
+            }
+            return 0;
         }
 
         public byte[] bytes() {
@@ -93,12 +102,12 @@ public final class Attrs {
 
     public long be64(int type, long dflt) {
         Attr a = find(type);
-        return a == null ? dflt : a.value().order(ByteOrder.BIG_ENDIAN).getLong(0);
+        return a == null ? dflt : a.value().order(ByteOrder.BIG_ENDIAN).getLong(a.need(8));
     }
 
     public int u8(int type, int dflt) {
         Attr a = find(type);
-        return a == null ? dflt : a.value().get(0) & 0xff;
+        return a == null ? dflt : a.value().get(a.need(1)) & 0xff;
     }
 
     public byte[] bytes(int type) {

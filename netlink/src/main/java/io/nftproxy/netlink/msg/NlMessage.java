@@ -30,11 +30,20 @@ public record NlMessage(int type, int flags, int seq, int pid, ByteBuffer payloa
 
     /** nfnetlink: the family byte of nfgenmsg. */
     public int nfFamily() {
+        needPayload(Netlink.NFGENMSG_LEN, "nfgenmsg");
         return payload.get(0) & 0xff;
+    }
+
+    private void needPayload(int bytes, String what) {
+        if (payload.limit() < bytes) {
+            throw new IllegalArgumentException("netlink message type " + type + " (seq " + seq + ") has " + payload.limit()
+                    + " bytes of payload, too short for its " + what);
+        }
     }
 
     /** nfnetlink: the attributes after nfgenmsg. */
     public Attrs nfAttrs() {
+        needPayload(Netlink.NFGENMSG_LEN, "nfgenmsg");
         ByteBuffer p = payload.duplicate();
         p.position(Netlink.NFGENMSG_LEN);
         return Attrs.parse(p.slice());
@@ -62,6 +71,7 @@ public record NlMessage(int type, int flags, int seq, int pid, ByteBuffer payloa
         if (!isError()) {
             throw new IllegalStateException("not an error message");
         }
+        needPayload(4 + Netlink.NLMSG_HDRLEN, "struct nlmsgerr");
         int err = -payload.getInt(0);
         // struct nlmsgerr: int error; struct nlmsghdr msg; then (with NLM_F_CAPPED) no payload,
         // then extended-ack TLVs when NLM_F_ACK_TLVS is set.
@@ -72,6 +82,10 @@ public record NlMessage(int type, int flags, int seq, int pid, ByteBuffer payloa
         if ((flags & Netlink.NLM_F_ACK_TLVS) != 0) {
             int tlvStart = 4 + Netlink.NLMSG_HDRLEN;
             if ((flags & Netlink.NLM_F_CAPPED) == 0) {
+                if (origLen < Netlink.NLMSG_HDRLEN || origLen > payload.limit() - 4) {
+                    throw new IllegalArgumentException("netlink error message (seq " + seq + ") quotes a message of "
+                            + origLen + " bytes in " + (payload.limit() - 4));
+                }
                 tlvStart = 4 + Netlink.align(origLen);
             }
             if (tlvStart < payload.limit()) {
@@ -80,7 +94,7 @@ public record NlMessage(int type, int flags, int seq, int pid, ByteBuffer payloa
                 Attrs a = Attrs.parse(t.slice());
                 msg = a.string(Netlink.NLMSGERR_ATTR_MSG);
                 Attrs.Attr off = a.find(Netlink.NLMSGERR_ATTR_OFFS);
-                if (off != null) {
+                if (off != null && off.value().remaining() >= 4) {
                     offset = off.value().order(ByteOrder.nativeOrder()).getInt(0);
                 }
             }

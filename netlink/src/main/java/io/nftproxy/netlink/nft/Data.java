@@ -34,6 +34,17 @@ public sealed interface Data permits Data.Value, Verdict {
         w.endNested(nest);
     }
 
+    /** A value where only a value may stand (keys, compare and bitwise operands): a verdict there is refused. */
+    static Value decodeValue(Attrs nested, String what) {
+        if (nested == null) {
+            throw new IllegalArgumentException(what + " is missing");
+        }
+        if (decode(nested) instanceof Value v) {
+            return v;
+        }
+        throw new IllegalArgumentException(what + " is a verdict where a value must be");
+    }
+
     static Data decode(Attrs nested) {
         if (nested.has(NfTables.NFTA_DATA_VERDICT)) {
             Attrs v = nested.nested(NfTables.NFTA_DATA_VERDICT);

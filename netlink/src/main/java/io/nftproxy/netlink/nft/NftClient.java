@@ -270,7 +270,7 @@ public final class NftClient implements NftKernel, AutoCloseable {
                 List<T> out = new ArrayList<>();
                 DumpReader.End end = DumpReader.read(socket, rx, seq, m -> {
                     if (m.nfMsgType() == replyMsg) {
-                        T v = decode.apply(m);
+                        T v = NftCodec.decoding(m, decode);
                         if (family == null || family.code() == m.nfFamily()) {
                             out.add(v);
                         }

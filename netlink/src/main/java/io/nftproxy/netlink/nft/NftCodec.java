@@ -30,6 +30,42 @@ public final class NftCodec {
     private NftCodec() {
     }
 
+    /**
+     * Runs a decoder on a message from the kernel. Bytes from the kernel are input: a message
+     * missing an attribute its object needs, or carrying one of the wrong size, is refused with
+     * an {@link IllegalArgumentException} naming the message, whatever deep inside noticed it (the
+     * objects' constructors check what they need with {@code requireNonNull}, buffers check their
+     * bounds). An expression we do not model is reported as such.
+     */
+    static <T> T decoding(NlMessage m, java.util.function.Function<NlMessage, T> decoder) {
+        try {
+            return decoder.apply(m);
+        } catch (io.nftproxy.netlink.nft.expr.Exprs.UnsupportedExpressionException e) {
+            throw e;
+        } catch (IllegalArgumentException | NullPointerException | IndexOutOfBoundsException
+                 | java.nio.BufferUnderflowException | IllegalStateException e) {
+            throw new IllegalArgumentException("malformed nf_tables message " + describe(m.nfMsgType()) + " (seq " + m.seq()
+                    + "): " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
+        }
+    }
+
+    private static String describe(int msg) {
+        return switch (msg) {
+            case NFT_MSG_NEWTABLE -> "NEWTABLE";
+            case NFT_MSG_DELTABLE -> "DELTABLE";
+            case NFT_MSG_NEWCHAIN -> "NEWCHAIN";
+            case NFT_MSG_DELCHAIN -> "DELCHAIN";
+            case NFT_MSG_NEWRULE -> "NEWRULE";
+            case NFT_MSG_DELRULE -> "DELRULE";
+            case NFT_MSG_NEWSET -> "NEWSET";
+            case NFT_MSG_DELSET -> "DELSET";
+            case NFT_MSG_NEWSETELEM -> "NEWSETELEM";
+            case NFT_MSG_DELSETELEM -> "DELSETELEM";
+            case NFT_MSG_NEWGEN -> "NEWGEN";
+            default -> "type " + msg;
+        };
+    }
+
     static int type(int msg) {
         return (Netlink.NFNL_SUBSYS_NFTABLES << 8) | msg;
     }
@@ -303,8 +339,8 @@ public final class NftCodec {
                 Attrs keyEnd = e.nested(NFTA_SET_ELEM_KEY_END);
                 Attrs data = e.nested(NFTA_SET_ELEM_DATA);
                 out.add(new SetElement(
-                        ((Data.Value) Data.decode(e.nested(NFTA_SET_ELEM_KEY))).bytes(),
-                        keyEnd == null ? null : ((Data.Value) Data.decode(keyEnd)).bytes(),
+                        Data.decodeValue(e.nested(NFTA_SET_ELEM_KEY), "a set element's key").bytes(),
+                        keyEnd == null ? null : Data.decodeValue(keyEnd, "a set element's interval end").bytes(),
                         data == null ? null : Data.decode(data),
                         e.be64(NFTA_SET_ELEM_TIMEOUT, 0), e.be64(NFTA_SET_ELEM_EXPIRATION, 0),
                         e.be32(NFTA_SET_ELEM_FLAGS, 0)));

@@ -74,11 +74,16 @@ public final class NftMonitor implements AutoCloseable {
                 if (!socket.receive(rx, true)) {
                     continue;
                 }
-                for (NlMessage m : NlMessage.split(rx)) {
-                    NftEvent e = decode(m);
-                    if (e != null) {
-                        pending.add(e);
+                try {
+                    for (NlMessage m : NlMessage.split(rx)) {
+                        NftEvent e = decode(m);
+                        if (e != null) {
+                            pending.add(e);
+                        }
                     }
+                } catch (IllegalArgumentException e) {
+                    // Whatever it announced is unknown: the reader must treat it as a change it missed.
+                    throw new NftException("an nf_tables event could not be read: " + e.getMessage(), Errno.EBADMSG, null);
                 }
             }
             return pending.poll();
@@ -113,10 +118,15 @@ public final class NftMonitor implements AutoCloseable {
         }
     }
 
+    /** The event a message announces, null for messages that are not nf_tables events. */
     static NftEvent decode(NlMessage m) {
         if (m.nfSubsystem() != Netlink.NFNL_SUBSYS_NFTABLES) {
             return null;
         }
+        return NftCodec.decoding(m, NftMonitor::decodeEvent);
+    }
+
+    private static NftEvent decodeEvent(NlMessage m) {
         int t = m.nfMsgType();
         Family f;
         try {

@@ -42,7 +42,7 @@ public record Bitwise(int sreg, int dreg, int len, Bytes mask, Bytes xor) implem
             throw new IllegalArgumentException("bitwise shift operations are not supported (op " + op + ")");
         }
         return new Bitwise(a.be32(NFTA_BITWISE_SREG, 0), a.be32(NFTA_BITWISE_DREG, 0), a.be32(NFTA_BITWISE_LEN, 0),
-                ((Data.Value) Data.decode(a.nested(NFTA_BITWISE_MASK))).bytes(),
-                ((Data.Value) Data.decode(a.nested(NFTA_BITWISE_XOR))).bytes());
+                Data.decodeValue(a.nested(NFTA_BITWISE_MASK), "bitwise mask").bytes(),
+                Data.decodeValue(a.nested(NFTA_BITWISE_XOR), "bitwise xor").bytes());
     }
 }

@@ -43,7 +43,10 @@ public record Cmp(int sreg, Op op, Bytes data) implements Expr {
     }
 
     public static Cmp decode(Attrs a) {
-        Data d = Data.decode(a.nested(NFTA_CMP_DATA));
-        return new Cmp(a.be32(NFTA_CMP_SREG, 0), Op.values()[a.be32(NFTA_CMP_OP, 0)], ((Data.Value) d).bytes());
+        int op = a.be32(NFTA_CMP_OP, 0);
+        if (op < 0 || op >= Op.values().length) {
+            throw new IllegalArgumentException("cmp operation " + op + " is not one of the kernel's");
+        }
+        return new Cmp(a.be32(NFTA_CMP_SREG, 0), Op.values()[op], Data.decodeValue(a.nested(NFTA_CMP_DATA), "cmp data").bytes());
     }
 }
