@@ -74,7 +74,7 @@ public final class ProcessDaemonBench {
             long t0 = System.nanoTime();
             p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             LogWatch log = new LogWatch(p);
-            long start = log.awaitFullSync(t0) - t0;
+            long start = log.awaitFullSync(t0, p) - t0;
             long[] lat = new long[changes];
             try (NftMonitor mon = NftMonitor.open(NetNamespace.named(netns))) {
                 for (int c = 0; c < changes; c++) {
@@ -203,14 +203,17 @@ public final class ProcessDaemonBench {
             t.start();
         }
 
-        synchronized long awaitFullSync(long since) throws InterruptedException, TimeoutException {
+        synchronized long awaitFullSync(long since, Process p) throws InterruptedException, TimeoutException {
             long deadline = since + DEADLINE.toNanos();
             while (fullSyncAt == 0) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new TimeoutException("no full sync logged within " + DEADLINE + ": " + tail());
                 }
-                wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                if (!p.isAlive()) {
+                    throw new IllegalStateException("the daemon exited (" + p.exitValue() + ") before its first sync: " + tail());
+                }
+                wait(Math.max(1, Math.min(200, TimeUnit.NANOSECONDS.toMillis(left))));
             }
             return fullSyncAt;
         }

@@ -82,8 +82,8 @@ public final class DriftWatcher implements AutoCloseable {
      * (see {@link NftMonitor#pause()}). A commit by anyone else in that window still shows in the
      * generation id: our commit moves it by one (or not at all when it changed nothing), so a move
      * by more means someone else committed too, and then we repair. (A foreign commit beside a
-     * commit of ours that changed nothing moves it by one and goes unseen here; the periodic full
-     * sync re-asserts our rules anyway.)
+     * commit of ours that changed nothing moves it by one and goes unseen here; the hourly full
+     * sync re-asserts our rules anyway; an empty transaction is not sent at all.)
      */
     public CommitStats commitQuietly(NftClient client, Transaction tx) throws NftException {
         return commitQuietly(client, () -> client.commit(tx));
