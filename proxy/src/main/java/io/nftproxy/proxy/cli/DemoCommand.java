@@ -87,7 +87,7 @@ final class DemoCommand implements Callable<Integer> {
                 public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
                     if (first[0] == null) {
                         first[0] = r;
-                        snap.errors().values().forEach(e -> out.println("  ! " + e));
+                        new TreeMap<>(snap.errors()).values().forEach(e -> out.println("  ! " + e));
                         out.printf("  %d service ports -> one atomic transaction of %d operations, %d messages, %.1f ms in the kernel%n",
                                 snap.state().services().size(), r.commit().operations(), r.commit().messages(),
                                 r.commit().kernelNanos() / 1e6);

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -202,7 +203,7 @@ final class RunCommand implements Callable<Integer> {
                 try (SyncLoop loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.fullSyncPeriod(), log)) {
                     SyncResult r = loop.syncOnce(true);
                     ObjectStore.Snapshot snap = store.snapshot();
-                    snap.errors().values().forEach(e -> System.err.println("nftproxy: " + e));
+                    new TreeMap<>(snap.errors()).values().forEach(e -> System.err.println("nftproxy: " + e));
                     r.rejectedServices().forEach(e -> System.err.println("nftproxy: kernel refused " + e));
                     System.out.println((dryRun ? "dry run: would sync " : "synced ") + r.chains() + " chains, " + r.rules() + " rules, " + r.elements()
                             + " set elements into " + (iptables ? "iptables chains KUBE-*" : "table " + cfg.table())

@@ -37,6 +37,8 @@ final class FrontendClaims {
     /** The frontends with more than one claimant, kept as claims change: a snapshot reads them without a scan. */
     private final Set<Frontend> contested = new HashSet<>();
     private final Map<ServicePortName, ServicePort> declared = new HashMap<>();
+    /** Frontends whose claimants changed since {@link #drainTouched}: only their conflicts are reported again. */
+    private final Set<Frontend> touchedSinceDrain = new HashSet<>();
 
     static List<Frontend> frontends(ServicePort p) {
         List<Frontend> out = new ArrayList<>();
@@ -79,6 +81,7 @@ final class FrontendClaims {
                 touched.add(f);
             }
         }
+        touchedSinceDrain.addAll(touched);
         Set<ServicePortName> affected = new HashSet<>();
         affected.add(id);
         for (Frontend f : touched) {
@@ -110,12 +113,17 @@ final class FrontendClaims {
         return l.stream().filter(a -> claims.get(new Frontend(a, p.protocol(), p.port())).first().equals(id)).toList();
     }
 
-    /** Every frontend claimed more than once: frontend to its claimants, owner first. */
-    Map<Frontend, List<ServicePortName>> conflicts() {
+    /**
+     * The frontends whose claimants changed since the last call, each with its claimants now,
+     * owner first (fewer than two: no conflict any more), in a stable order. Reporting only these
+     * keeps a change's cost independent of how many conflicts stand.
+     */
+    Map<Frontend, List<ServicePortName>> drainTouched() {
         Map<Frontend, List<ServicePortName>> out = new TreeMap<>((a, b) -> a.toString().compareTo(b.toString()));
-        for (Frontend f : contested) {
-            out.put(f, List.copyOf(claims.get(f)));
+        for (Frontend f : touchedSinceDrain) {
+            out.put(f, contested.contains(f) ? List.copyOf(claims.get(f)) : List.of());
         }
+        touchedSinceDrain.clear();
         return out;
     }
 }

@@ -8,7 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +42,8 @@ public final class ObjectStore {
     /** What snapshots hand out: versioned, so that a snapshot costs the same at 10 and at 100,000 services. */
     private final VersionedMap<ServicePortName, ServicePort> allPorts = new VersionedMap<>();
     private final VersionedMap<ServicePortName, List<Endpoint>> allEndpoints = new VersionedMap<>();
-    private final Map<String, String> errors = new TreeMap<>();
+    /** Object (or conflict) to what is wrong with it; versioned, as a snapshot hands it out whole. */
+    private final VersionedMap<String, String> errors = new VersionedMap<>();
     private final Set<String> dirty = new HashSet<>();
     private final FrontendClaims claims = new FrontendClaims();
     /** Error keys of the conflicts reported now. */
@@ -234,7 +234,7 @@ public final class ObjectStore {
         }
         dirty.clear();
         Snapshot snap = new Snapshot(new ProxyState(allPorts.snapshot(), allEndpoints.snapshot(), node), Set.copyOf(changedPorts), nodeChanged,
-                Map.copyOf(errors), serviceChanges - servicesAtSnapshot, endpointChanges - endpointsAtSnapshot,
+                errors.snapshot(), serviceChanges - servicesAtSnapshot, endpointChanges - endpointsAtSnapshot,
                 List.copyOf(triggerTimes));
         servicesAtSnapshot = serviceChanges;
         endpointsAtSnapshot = endpointChanges;
@@ -300,10 +300,14 @@ public final class ObjectStore {
                 changedPorts.add(id);
             }
         }
-        conflictKeys.forEach(errors::remove);
-        conflictKeys.clear();
-        claims.conflicts().forEach((f, ids) -> {
+        claims.drainTouched().forEach((f, ids) -> {
             String key = "conflict " + f;
+            if (ids.size() < 2) {
+                if (conflictKeys.remove(key)) {
+                    errors.remove(key);
+                }
+                return;
+            }
             String msg = f + " is claimed by " + ids.size() + " service ports: " + ids.get(0) + " serves it, not "
                     + String.join(", ", ids.subList(1, ids.size()).stream().map(Object::toString).toList());
             if (!msg.equals(errors.get(key))) {
