@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.Set;
 
 import io.nftproxy.netlink.nft.CommitStats;
-import io.nftproxy.netlink.sandbox.Netns;
+import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;

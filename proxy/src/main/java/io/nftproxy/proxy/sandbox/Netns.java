@@ -1,4 +1,4 @@
-package io.nftproxy.netlink.sandbox;
+package io.nftproxy.proxy.sandbox;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

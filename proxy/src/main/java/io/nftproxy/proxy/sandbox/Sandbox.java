@@ -1,7 +1,5 @@
 package io.nftproxy.proxy.sandbox;
 
-import io.nftproxy.netlink.sandbox.Netns;
-
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
-import io.nftproxy.netlink.sandbox.Netns;
+import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.cli.Main;
 import io.nftproxy.proxy.sandbox.Sandbox;
 import io.nftproxy.testkit.Kernel;

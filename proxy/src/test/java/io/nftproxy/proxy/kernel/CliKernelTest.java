@@ -16,7 +16,7 @@ import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
-import io.nftproxy.netlink.sandbox.Netns;
+import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.testkit.Kernel;
 import io.nftproxy.testkit.TestNetns;
 

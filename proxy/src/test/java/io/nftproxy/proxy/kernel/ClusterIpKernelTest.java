@@ -1,6 +1,6 @@
 package io.nftproxy.proxy.kernel;
 
-import io.nftproxy.netlink.sandbox.Netns;
+import io.nftproxy.proxy.sandbox.Netns;
 
 import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
 import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.REFUSED;

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.netlink.sandbox.Netns;
+import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.server.ProxyServer;
