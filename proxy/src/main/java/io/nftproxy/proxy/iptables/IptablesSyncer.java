@@ -25,6 +25,13 @@ import io.nftproxy.proxy.sync.SyncResult;
 public final class IptablesSyncer implements Backend {
     private final IptablesRenderer renderer;
     private final String netns;
+    private final CommandRunner runner;
+
+    /** Runs a command to its end: its stdout, or an IllegalStateException carrying its stderr. */
+    @FunctionalInterface
+    public interface CommandRunner {
+        String run(List<String> cmd, String stdin);
+    }
     /** Our chains in the nat and filter tables after the last sync. */
     private record Chains(Set<String> nat, Set<String> filter) {
     }
@@ -34,8 +41,14 @@ public final class IptablesSyncer implements Backend {
 
     /** @param netns the network namespace's name, or null for ours */
     public IptablesSyncer(ProxyConfig config, String netns) {
+        this(config, netns, Netns::run);
+    }
+
+    /** With another way to run iptables-restore, iptables-save and iptables (tests record them). */
+    public IptablesSyncer(ProxyConfig config, String netns, CommandRunner runner) {
         this.renderer = new IptablesRenderer(config);
         this.netns = netns;
+        this.runner = runner;
     }
 
     private List<String> cmd(String... c) {
@@ -79,10 +92,10 @@ public final class IptablesSyncer implements Backend {
             }
             if (!jumpsEnsured) {
                 // Our chains must exist before the built-in chains can jump to them.
-                Netns.run(cmd(tool(f, "iptables-restore"), "-w", "--noflush"), out.restore());
+                runner.run(cmd(tool(f, "iptables-restore"), "-w", "--noflush"), out.restore());
                 ensureJumps(f);
             }
-            Netns.run(cmd(tool(f, "iptables-restore"), "-w", "--noflush"), restore.toString());
+            runner.run(cmd(tool(f, "iptables-restore"), "-w", "--noflush"), restore.toString());
             committed.put(f, new Chains(new HashSet<>(out.natChains()), new HashSet<>(out.filterChains())));
             chains += out.natChains().size() + out.filterChains().size();
             rules += (int) out.restore().lines().filter(l -> l.startsWith("-A ")).count();
@@ -98,7 +111,7 @@ public final class IptablesSyncer implements Backend {
         Set<String> nat = new HashSet<>();
         Set<String> filter = new HashSet<>();
         String table = null;
-        for (String line : Netns.run(cmd(tool(f, "iptables-save")), null).split("\n")) {
+        for (String line : runner.run(cmd(tool(f, "iptables-save")), null).split("\n")) {
             if (line.startsWith("*")) {
                 table = line.substring(1);
             } else if (line.startsWith(":") && isServiceChain(line.substring(1, Math.max(1, line.indexOf(' '))))) {
@@ -140,11 +153,11 @@ public final class IptablesSyncer implements Backend {
             List<String> check = new ArrayList<>(cmd(tool(f, "iptables"), "-w", "-t", j.get(0), "-C", j.get(1)));
             check.addAll(rule);
             try {
-                Netns.run(check, null);
+                runner.run(check, null);
             } catch (IllegalStateException missing) {
                 List<String> add = new ArrayList<>(cmd(tool(f, "iptables"), "-w", "-t", j.get(0), "-A", j.get(1)));
                 add.addAll(rule);
-                Netns.run(add, null);
+                runner.run(add, null);
             }
         }
     }
@@ -156,12 +169,12 @@ public final class IptablesSyncer implements Backend {
                 List<String> del = new ArrayList<>(cmd(tool(f, "iptables"), "-w", "-t", j.get(0), "-D", j.get(1)));
                 del.addAll(j.subList(2, j.size()));
                 try {
-                    Netns.run(del, null);
+                    runner.run(del, null);
                 } catch (IllegalStateException absent) {
                     // not there
                 }
             }
-            String saved = Netns.run(cmd(tool(f, "iptables-save")), null);
+            String saved = runner.run(cmd(tool(f, "iptables-save")), null);
             StringBuilder sb = new StringBuilder();
             String table = null;
             List<String> ours = new ArrayList<>();
@@ -179,7 +192,7 @@ public final class IptablesSyncer implements Backend {
                 }
             }
             if (sb.length() > 0) {
-                Netns.run(cmd(tool(f, "iptables-restore"), "-w", "--noflush"), sb.toString());
+                runner.run(cmd(tool(f, "iptables-restore"), "-w", "--noflush"), sb.toString());
             }
         }
         committed.clear();

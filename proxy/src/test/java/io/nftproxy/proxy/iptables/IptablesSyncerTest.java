@@ -1,0 +1,101 @@
+package io.nftproxy.proxy.iptables;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.proxy.bench.BenchState;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+
+/**
+ * The reference backend's conversation with iptables, recorded: what it restores, which chains it
+ * deletes and when it adds the jumps from the built-in chains. (`ConformanceKernelTest` and
+ * `BesideKubeProxyKernelTest` run it against the kernel.)
+ */
+class IptablesSyncerTest {
+    private record Call(List<String> cmd, String stdin) {
+    }
+
+    /** Records the calls; iptables-save shows a service chain an earlier process left; -C finds no jump. */
+    private static final class FakeIptables implements IptablesSyncer.CommandRunner {
+        final List<Call> calls = new ArrayList<>();
+        String saved = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-LEFTOVER0000000 - [0:0]\nCOMMIT\n"
+                + "*filter\n:INPUT ACCEPT [0:0]\n:KUBE-FORWARD - [0:0]\nCOMMIT\n";
+
+        @Override
+        public String run(List<String> cmd, String stdin) {
+            calls.add(new Call(cmd, stdin));
+            String tool = cmd.get(4);
+            if (tool.endsWith("-save")) {
+                return saved;
+            }
+            if (cmd.contains("-C")) {
+                throw new IllegalStateException("iptables: Bad rule (does a matching rule exist in that chain?)");
+            }
+            return "";
+        }
+
+        List<Call> of(String tool) {
+            return calls.stream().filter(c -> c.cmd().get(4).equals(tool)).toList();
+        }
+    }
+
+    @Test
+    void firstSyncDeletesLeftoversAndAddsTheJumpsOnceLaterSyncsDeleteWhatWent() {
+        FakeIptables ipt = new FakeIptables();
+        IptablesSyncer s = new IptablesSyncer(BenchState.config(), "node", ipt);
+        ProxyState state = BenchState.synthetic(3, 2, 0);
+        s.sync(state, null);
+
+        assertTrue(ipt.calls.stream().allMatch(c -> c.cmd().subList(0, 4).equals(List.of("ip", "netns", "exec", "node"))),
+                "every command runs in the node's namespace");
+        List<Call> restores = ipt.of("iptables-restore");
+        assertEquals(2, restores.size(), "our chains first, so that the jumps to them can be added; then the ruleset");
+        assertTrue(restores.stream().allMatch(c -> c.cmd().contains("--noflush")), "only our chains are declared, nothing else flushed");
+        String ruleset = restores.get(1).stdin();
+        assertTrue(ruleset.contains(":KUBE-SVC-LEFTOVER0000000 - [0:0]\n-X KUBE-SVC-LEFTOVER0000000"),
+                "a service chain of an earlier process is deleted, as kube-proxy does:\n" + ruleset);
+        int jumps = IptablesRenderer.JUMPS.size();
+        assertEquals(jumps, ipt.of("iptables").stream().filter(c -> c.cmd().contains("-C")).count(), "each jump checked");
+        assertEquals(jumps, ipt.of("iptables").stream().filter(c -> c.cmd().contains("-A")).count(), "and added when missing");
+        assertEquals(2, ipt.of("ip6tables-restore").size(), "IPv6 likewise");
+
+        // A service goes: its chains are deleted; the jumps are not touched again.
+        ipt.calls.clear();
+        Map<ServicePortName, ServicePort> fewer = new HashMap<>(state.services());
+        ServicePortName gone = state.sortedServices().get(0).id();
+        fewer.remove(gone);
+        String before = new IptablesRenderer(BenchState.config()).render(state, IpFamily.V4).restore();
+        s.sync(new ProxyState(fewer, state.endpoints(), state.node()), null);
+        assertTrue(ipt.of("iptables").isEmpty(), "jumps are ensured once");
+        assertTrue(ipt.of("iptables-save").isEmpty(), "what we created is known: no need to read it back");
+        String second = ipt.of("iptables-restore").get(0).stdin();
+        long deleted = second.lines().filter(l -> l.startsWith("-X KUBE-S")).count();
+        assertTrue(deleted >= 3, "its service chain and its two endpoint chains go:\n" + second);
+        second.lines().filter(l -> l.startsWith("-X ")).forEach(l ->
+                assertTrue(before.contains(":" + l.substring(3) + " "), l + " was one of ours"));
+        assertFalse(second.contains("LEFTOVER"), "deleted already");
+    }
+
+    @Test
+    void cleanupRemovesTheJumpsAndEveryChainOfOurs() {
+        FakeIptables ipt = new FakeIptables();
+        IptablesSyncer s = new IptablesSyncer(BenchState.config(), "node", ipt);
+        s.cleanup();
+        assertEquals(IptablesRenderer.JUMPS.size(), ipt.of("iptables").stream().filter(c -> c.cmd().contains("-D")).count());
+        String restore = ipt.of("iptables-restore").get(0).stdin();
+        assertTrue(restore.contains("*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-LEFTOVER0000000 - [0:0]\n-X KUBE-SERVICES\n"), restore);
+        assertTrue(restore.contains("*filter\n:KUBE-FORWARD - [0:0]\n-X KUBE-FORWARD\nCOMMIT"), restore);
+        assertFalse(restore.contains("PREROUTING"), "built-in chains stay");
+    }
+}
