@@ -31,6 +31,10 @@ final class BindAddress {
         if (port < 0 || port > 65_535) {
             throw new IllegalArgumentException(flag + " '" + s + "': port out of range");
         }
-        return new InetSocketAddress(host.isEmpty() ? Inet.parse("0.0.0.0") : Inet.parse(host), port);
+        try {
+            return new InetSocketAddress(host.isEmpty() ? Inet.parse("0.0.0.0") : Inet.parse(host), port);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(flag + " '" + s + "': " + e.getMessage(), e);
+        }
     }
 }
