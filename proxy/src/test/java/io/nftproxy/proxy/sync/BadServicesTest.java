@@ -12,9 +12,16 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.CommitStats;
 import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.nft.NftKernel;
 import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.Op;
+import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.TableContents;
+import io.nftproxy.netlink.nft.Transaction;
+import io.nftproxy.netlink.nft.TransactionException;
 import io.nftproxy.netlink.testing.FakeNfTables;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.NodeInfo;
@@ -67,5 +74,77 @@ class BadServicesTest {
         SyncResult r2 = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), Set.of(other));
         assertEquals(List.of(), r2.rejectedServices());
         assertTrue(fake.readTable(Family.IP, "nftproxy").toString().contains("10.96.0.4 . tcp . 80"));
+    }
+
+    /** The fake, refusing (EINVAL, as the kernel refuses a rule it cannot take) any rule in a chain whose name has {@code marker}. */
+    private static final class Refusing implements NftKernel {
+        final FakeNfTables fake = new FakeNfTables();
+        final String marker;
+        int refusals;
+
+        Refusing(String marker) {
+            this.marker = marker;
+        }
+
+        @Override
+        public CommitStats commit(Transaction tx) throws NftException {
+            for (int i = 0; i < tx.ops().size(); i++) {
+                Op op = tx.ops().get(i);
+                if (op.object() instanceof Rule r && r.chain().contains(marker)) {
+                    refusals++;
+                    throw new TransactionException(List.of(new TransactionException.Failure(i, op, 22, "refused by the test")),
+                            tx.ops().size());
+                }
+            }
+            return fake.commit(tx);
+        }
+
+        @Override
+        public TableContents readTable(Family family, String table) throws NftException {
+            return fake.readTable(family, table);
+        }
+
+        @Override
+        public boolean hasTable(Family family, String table) throws NftException {
+            return fake.hasTable(family, table);
+        }
+
+        @Override
+        public long generation() throws NftException {
+            return fake.generation();
+        }
+    }
+
+    @Test
+    void aServiceTheKernelRefusesIsLeftOutUntilItChanges() throws Exception {
+        ServicePortName refused = new ServicePortName("ns", "refused", "http", Protocol.TCP);
+        ServicePortName fine = new ServicePortName("ns", "fine", "http", Protocol.TCP);
+        TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
+        services.put(refused, svc(refused, "10.96.0.2", 0, 600)); // affinity: rules of its own, which the kernel refuses
+        services.put(fine, svc(fine, "10.96.0.3", 0, 0));
+        Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
+        eps.put(refused, List.of(Endpoint.ready(PartialSyncPropertyTest.ip("10.244.0.2"), 8080, "node-a")));
+        eps.put(fine, List.of(Endpoint.ready(PartialSyncPropertyTest.ip("10.244.0.3"), 8080, "node-a")));
+        Refusing kernel = new Refusing("ns/refused");
+        Syncer syncer = new Syncer(kernel, new NftRenderer(PartialSyncPropertyTest.CFG), "nftproxy");
+
+        SyncResult r = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), null);
+        assertEquals(1, r.rejectedServices().size(), r.rejectedServices().toString());
+        assertTrue(r.rejectedServices().get(0).startsWith("ns/refused:http/tcp: "), r.rejectedServices().toString());
+        assertTrue(r.rejectedServices().get(0).contains("refused by the test"), "the kernel's reason is kept");
+        String table = kernel.fake.readTable(Family.IP, "nftproxy").toString();
+        assertTrue(table.contains("10.96.0.3 . tcp . 80"), "the rest of the sync went in");
+        assertTrue(!table.contains("10.96.0.2 "), "the refused service is not half there");
+        int refusals = kernel.refusals;
+
+        // A full sync with it unchanged does not try it again.
+        assertEquals(List.of(), syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), null).rejectedServices());
+        assertEquals(refusals, kernel.refusals);
+
+        // Changed (no affinity now), it is tried again and, being plain data, goes in.
+        services.put(refused, svc(refused, "10.96.0.2", 0, 0));
+        SyncResult again = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), Set.of(refused));
+        assertEquals(List.of(), again.rejectedServices());
+        assertTrue(kernel.fake.readTable(Family.IP, "nftproxy").toString().contains("10.96.0.2 . tcp . 80"));
     }
 }

@@ -27,11 +27,17 @@ class SyncLoopTest {
         final AtomicInteger forgotten = new AtomicInteger();
         volatile CountDownLatch hold = new CountDownLatch(0);
         volatile CountDownLatch entered = new CountDownLatch(1);
+        /** Syncs still to fail, as a kernel refusing the whole transaction. */
+        final AtomicInteger failing = new AtomicInteger();
 
         @Override
         public SyncResult sync(ProxyState state, Set<ServicePortName> changed) throws Exception {
             entered.countDown();
             hold.await();
+            if (failing.getAndDecrement() > 0) {
+                calls.add("failed " + (changed == null ? "full" : "partial"));
+                throw new IllegalStateException("operation 0 of 9 failed: No such file or directory");
+            }
             calls.add(changed == null ? "full" : "partial");
             return new SyncResult(changed == null, CommitStats.EMPTY, 0, 0, 0, 0, List.of(), 0);
         }
@@ -68,6 +74,34 @@ class SyncLoopTest {
                     "the repair follows at once, not at the next periodic sync an hour later");
             assertNotNull(events.poll(10, TimeUnit.SECONDS));
             assertEquals(1, backend.forgotten.get(), "the repair rebuilds from nothing");
+        }
+    }
+
+    @Test
+    void aFailedSyncIsRetriedAsARebuildAfterABackoffAndReported() throws Exception {
+        Recording backend = new Recording();
+        backend.failing.set(2);
+        LinkedBlockingQueue<String> events = new LinkedBlockingQueue<>();
+        SyncListener listener = new SyncListener() {
+            @Override
+            public void failed(boolean full, Exception error) {
+                events.add("failed: " + error.getMessage());
+            }
+
+            @Override
+            public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
+                events.add("synced");
+            }
+        };
+        try (SyncLoop loop = new SyncLoop(new ObjectStore("node-a"), backend, Duration.ZERO, Duration.ofHours(1), listener)) {
+            loop.start();
+            assertEquals("failed full", backend.calls.poll(10, TimeUnit.SECONDS));
+            assertEquals("failed full", backend.calls.poll(10, TimeUnit.SECONDS), "retried, as a full sync");
+            assertEquals("full", backend.calls.poll(10, TimeUnit.SECONDS), "and again until it goes in");
+            assertEquals("failed: operation 0 of 9 failed: No such file or directory", events.poll(10, TimeUnit.SECONDS));
+            assertEquals("failed: operation 0 of 9 failed: No such file or directory", events.poll(10, TimeUnit.SECONDS));
+            assertEquals("synced", events.poll(10, TimeUnit.SECONDS));
+            assertEquals(2, backend.forgotten.get(), "after each failure what was committed is forgotten: the retry rebuilds");
         }
     }
 }
