@@ -191,6 +191,46 @@ class KubeModelTest {
         assertTrue(r.error().startsWith("Service ns/bad: ") && r.error().contains(reason), name + ": " + r.error());
     }
 
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "bad source range      | {type: LoadBalancer, clusterIP: 10.96.0.1, loadBalancerSourceRanges: [10.0.0.0/40], ports: [{port: 80}]} | invalid loadBalancerSourceRanges entry '10.0.0.0/40'"})
+    void badLoadBalancerServicesNameTheObjectAndTheReason(String name, String spec, String reason) {
+        badServicesNameTheObjectAndTheReason(name, spec, reason);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "endpoint not a mapping | endpoints: [10.0.0.1, {addresses: [10.0.0.2]}] % ports: [{port: 80}]                       | an endpoint that is not a mapping (skipped) | 1",
+        "port not a mapping     | endpoints: [{addresses: [10.0.0.2]}] % ports: [80, {name: b, port: 81}]                 | a port that is not a mapping (skipped)      | 1",
+        "port with bad protocol | endpoints: [{addresses: [10.0.0.2]}] % ports: [{port: 80, protocol: GRE}, {name: b, port: 81}] | (expected TCP, UDP or SCTP) (port skipped) | 1"})
+    void aBadPartOfASliceIsSkippedAndNamed(String name, String body, String reason, int portsKept) {
+        String text = "kind: EndpointSlice\nmetadata: {name: s, namespace: ns, labels: {kubernetes.io/service-name: x}}\n"
+                + "addressType: IPv4\n" + body.replace(" % ", "\n") + "\n"; // % separates the lines of a row
+        SliceRecord r = (SliceRecord) KubeModel.objects(Yaml.documents(text).get(0), e -> { }).get(0);
+        assertEquals(portsKept, r.endpoints().size(), name + ": " + r.endpoints());
+        assertTrue(r.errors().stream().anyMatch(e -> e.startsWith("EndpointSlice ns/s: ") && e.contains(reason)),
+                name + ": " + r.errors());
+    }
+
+    @Test
+    void slicesThatServeNoServiceAreKeptEmpty() {
+        String fqdn = "kind: EndpointSlice\nmetadata: {name: f, labels: {kubernetes.io/service-name: x}}\naddressType: FQDN\n"
+                + "ports: [{port: 80}]\nendpoints: [{addresses: [db.example.com]}]\n";
+        assertTrue(((SliceRecord) convert(Yaml.documents(fqdn)).get(0)).endpoints().isEmpty(), "FQDN slices are not proxied");
+        String unowned = "kind: EndpointSlice\nmetadata: {name: u}\naddressType: IPv4\nports: [{port: 80}]\n"
+                + "endpoints: [{addresses: [10.0.0.1]}]\n";
+        SliceRecord u = (SliceRecord) convert(Yaml.documents(unowned)).get(0);
+        assertTrue(u.endpoints().isEmpty() && u.service() == null, "no kubernetes.io/service-name label, no service");
+    }
+
+    @Test
+    void documentsThatAreNoObjectAreNamedAndSkipped() {
+        List<String> problems = new ArrayList<>();
+        assertTrue(KubeModel.objects(List.of("a", "list"), problems::add).isEmpty());
+        assertTrue(KubeModel.objects(Map.of("metadata", Map.of("name", "x")), problems::add).isEmpty());
+        assertEquals(List.of("a document that is not a mapping (skipped)", "an object without kind (skipped)"), problems);
+    }
+
     @Test
     void headlessAndExternalNameServicesHaveNoPorts() {
         for (String spec : List.of("{clusterIP: None, ports: [{port: 80}]}", "{type: ExternalName, externalName: x.example}")) {
