@@ -171,7 +171,7 @@ class PartialSyncPropertyTest {
     void partialSyncsAlwaysReachTheTableOfAFullSync() throws Exception {
         String fixed = System.getProperty("nftproxy.seed");
         long base = fixed != null ? Long.parseLong(fixed) : new Random().nextLong();
-        int histories = fixed != null ? 1 : 400;
+        int histories = fixed != null ? 1 : Integer.getInteger("nftproxy.histories", 2_000);
         for (int h = 0; h < histories; h++) {
             history(base + h, 40);
         }
