@@ -4,12 +4,13 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import io.nftproxy.ffi.NetNamespace;
 
@@ -17,40 +18,31 @@ import io.nftproxy.ffi.NetNamespace;
  * A throwaway network namespace for a kernel test ({@code ip netns add}), made only after the
  * skip/fail rule allows it, deleted on close. Commands run inside it with {@code ip netns exec}.
  */
-public final class TestNetns implements AutoCloseable {
-    private final String name;
-
-    private TestNetns(String name) {
-        this.name = name;
-    }
-
+public record TestNetns(String name) implements AutoCloseable {
     /** Creates a fresh namespace with its loopback up; skips or fails per {@link Kernel#require()} when that is impossible. */
     public static TestNetns create(String prefix) {
         Kernel.require();
-        String name = prefix + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffL);
-        run(List.of("ip", "netns", "add", name), null);
-        TestNetns ns = new TestNetns(name);
+        TestNetns ns = new TestNetns(prefix + "-" + UUID.randomUUID().toString().substring(0, 8));
+        run(List.of("ip", "netns", "add", ns.name), null);
         ns.exec("ip", "link", "set", "lo", "up");
         return ns;
-    }
-
-    public String name() {
-        return name;
     }
 
     public NetNamespace ns() {
         return NetNamespace.named(name);
     }
 
-    /** Runs a command inside the namespace; returns stdout; fails with stderr on non-zero exit. */
+    /** Runs a command inside the namespace: its stdout, or an error with its stderr. */
     public String exec(String... cmd) {
-        return execInput(null, cmd);
+        return run(inside(cmd), null);
     }
 
     public String execInput(String stdin, String... cmd) {
-        List<String> inside = new ArrayList<>(List.of("ip", "netns", "exec", name));
-        inside.addAll(List.of(cmd));
-        return run(inside, stdin);
+        return run(inside(cmd), stdin);
+    }
+
+    private List<String> inside(String... cmd) {
+        return Stream.concat(Stream.of("ip", "netns", "exec", name), Arrays.stream(cmd)).toList();
     }
 
     /** Loads an nft script into the namespace with {@code nft -f -}. */

@@ -211,7 +211,7 @@ public final class DaemonBench {
     }
 
     /** As an editor or a config tool does it: a temporary file renamed over the old one. */
-    private static void write(Path dir, ServicePort svc, List<Endpoint> eps) throws IOException {
+    static void write(Path dir, ServicePort svc, List<Endpoint> eps) throws IOException {
         StringBuilder sb = new StringBuilder();
         BenchYaml.append(sb, svc, eps, "-x");
         Path tmp = dir.resolve("." + svc.id().name() + ".tmp");

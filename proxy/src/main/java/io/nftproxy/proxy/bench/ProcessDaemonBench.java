@@ -6,7 +6,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -65,7 +64,7 @@ public final class ProcessDaemonBench {
         Process p = null;
         try {
             for (ServicePort svc : svcs) {
-                write(dir, svc, eps.get(svc.id()));
+                DaemonBench.write(dir, svc, eps.get(svc.id()));
             }
             List<String> cmd = new ArrayList<>(jvm);
             cmd.addAll(List.of("run", "--manifests", dir.toString(), "--netns", netns, "--min-sync-period", "0",
@@ -84,7 +83,7 @@ public final class ProcessDaemonBench {
                     list.set(c % list.size(), neu);
                     eps.put(svc.id(), list);
                     long t = System.nanoTime();
-                    write(dir, svc, list);
+                    DaemonBench.write(dir, svc, list);
                     lat[c] = awaitElement(mon, Bytes.ip(neu.address()), p, log) - t;
                 }
             }
@@ -165,14 +164,6 @@ public final class ProcessDaemonBench {
             return -1;
         }
         return -1;
-    }
-
-    private static void write(Path dir, ServicePort svc, List<Endpoint> eps) throws IOException {
-        StringBuilder sb = new StringBuilder();
-        BenchYaml.append(sb, svc, eps, "-x");
-        Path tmp = dir.resolve("." + svc.id().name() + ".tmp");
-        Files.writeString(tmp, sb);
-        Files.move(tmp, dir.resolve(svc.id().name() + ".yaml"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
     /** Reads the daemon's log as it comes: when the first full sync was logged, and the last lines for errors. */
