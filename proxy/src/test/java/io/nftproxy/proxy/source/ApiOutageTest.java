@@ -10,6 +10,7 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -20,7 +21,9 @@ import io.nftproxy.proxy.model.ServicePortName;
 
 /**
  * The API server goes away and comes back (same address, same objects): what the proxy knew stays
- * in the meantime, and a change made once it is back arrives after the informers reconnect.
+ * in the meantime (the rules keep forwarding, and no change is pending, so health stays as it
+ * was), what changed in the cluster meanwhile arrives once the informers reconnect, and so do
+ * later changes.
  */
 class ApiOutageTest {
     static ServicePortName id(String name) {
@@ -39,7 +42,7 @@ class ApiOutageTest {
     }
 
     @Test
-    void whatWasKnownStaysAndChangesArriveAfterReconnecting() throws Exception {
+    void whatWasKnownStaysAndChangesMadeMeanwhileArriveAfterReconnecting() throws Exception {
         KubernetesCrudDispatcher store = new KubernetesCrudDispatcher(); // the API's objects, kept across restarts
         KubernetesMockServer first = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), store, false);
         first.init(InetAddress.getLoopbackAddress(), 0);
@@ -52,16 +55,35 @@ class ApiOutageTest {
             assertTrue(objects.snapshot().state().services().containsKey(id("cart")));
 
             first.destroy();
-            Thread.sleep(2000); // an outage, with the informers failing to watch and list meanwhile
+            // While it is away, the cluster changes: another API server on the same objects (the
+            // store is shared) takes a new service and a change to the one we know. (Not a
+            // deletion: the mock server does not replay events a watch missed, where a real API
+            // server replays them from the watch's resourceVersion or answers 410 Gone, and the
+            // informer lists again.)
+            KubernetesMockServer meanwhile = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), store,
+                    false);
+            meanwhile.init(InetAddress.getLoopbackAddress(), 0);
+            try (KubernetesClient other = meanwhile.createClient()) {
+                other.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("checkout", "10.96.7.3")).create();
+                other.services().inNamespace("shop").withName("cart")
+                        .edit(svc -> new ServiceBuilder(svc).editSpec().editFirstPort().withPort(8080).endPort().endSpec().build());
+            } finally {
+                meanwhile.destroy();
+            }
+            Thread.sleep(2000); // the outage goes on, with the informers failing to watch and list meanwhile
             assertTrue(objects.snapshot().state().services().containsKey(id("cart")), "what was known stays");
+            objects.snapshot();
+            assertEquals(0, objects.pending()[0] + objects.pending()[1], "nothing arrives while the API is away: no change waits, health stays");
 
-            // The API server is back at the same address; a change made now must reach us.
+            // The API server is back at the same address: what changed meanwhile arrives, and so does a change made now.
             KubernetesMockServer second = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), store, false);
             second.init(InetAddress.getLoopbackAddress(), port);
             try (KubernetesClient admin = second.createClient()) {
+                eventually(() -> objects.snapshot().state().services().containsKey(id("checkout")), "the service added meanwhile arrives");
+                eventually(() -> objects.snapshot().state().services().get(id("cart")).port() == 8080,
+                        "the change made meanwhile arrives");
                 admin.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("shipping", "10.96.7.2")).create();
-                eventually(() -> objects.snapshot().state().services().containsKey(id("shipping")), "the change arrives");
-                assertEquals(true, objects.snapshot().state().services().containsKey(id("cart")));
+                eventually(() -> objects.snapshot().state().services().containsKey(id("shipping")), "a change made now arrives");
             } finally {
                 second.destroy();
             }
