@@ -282,9 +282,14 @@ public final class NftClient implements NftKernel, AutoCloseable {
                 if (end.error() != null) {
                     throw new NftException(what, end.error().errno(), end.error().extAckMessage());
                 }
-                // A dump interrupted by a concurrent commit may be inconsistent: read it again.
-                if (!end.interrupted() || attempt >= DUMP_RETRIES) {
+                // A dump interrupted by a concurrent commit may be inconsistent: read it again, and
+                // never hand out one that stayed inconsistent.
+                if (!end.interrupted()) {
                     return out;
+                }
+                if (attempt >= DUMP_RETRIES) {
+                    throw new NftException(what + ": interrupted by concurrent commits " + (attempt + 1) + " times in a row;"
+                            + " what it read may be inconsistent", Errno.EINTR, null);
                 }
             }
         } catch (NativeException e) {

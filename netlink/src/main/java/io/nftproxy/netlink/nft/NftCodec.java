@@ -35,13 +35,11 @@ public final class NftCodec {
      * missing an attribute its object needs, or carrying one of the wrong size, is refused with
      * an {@link IllegalArgumentException} naming the message, whatever deep inside noticed it (the
      * objects' constructors check what they need with {@code requireNonNull}, buffers check their
-     * bounds). An expression we do not model is reported as such.
+     * bounds). An expression we do not model is no error: it reads as {@code Opaque}.
      */
     static <T> T decoding(NlMessage m, java.util.function.Function<NlMessage, T> decoder) {
         try {
             return decoder.apply(m);
-        } catch (io.nftproxy.netlink.nft.expr.Exprs.UnsupportedExpressionException e) {
-            throw e;
         } catch (IllegalArgumentException | NullPointerException | IndexOutOfBoundsException
                  | java.nio.BufferUnderflowException | IllegalStateException e) {
             throw new IllegalArgumentException("malformed nf_tables message " + describe(m.nfMsgType()) + " (seq " + m.seq()

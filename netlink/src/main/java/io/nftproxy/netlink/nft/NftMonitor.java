@@ -14,7 +14,6 @@ import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.ffi.NetlinkSocket;
 import io.nftproxy.netlink.msg.Netlink;
 import io.nftproxy.netlink.msg.NlMessage;
-import io.nftproxy.netlink.nft.expr.Exprs;
 
 /**
  * Subscribes to NFNLGRP_NFTABLES and decodes the kernel's change events: whoever commits (nft,
@@ -134,30 +133,22 @@ public final class NftMonitor implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             f = null;
         }
-        try {
-            return switch (t) {
-                case NFT_MSG_NEWTABLE, NFT_MSG_DELTABLE ->
-                        new NftEvent(NftEvent.Type.TABLE, t == NFT_MSG_DELTABLE, f, NftCodec.decodeTable(m), 0, m.pid());
-                case NFT_MSG_NEWCHAIN, NFT_MSG_DELCHAIN ->
-                        new NftEvent(NftEvent.Type.CHAIN, t == NFT_MSG_DELCHAIN, f, NftCodec.decodeChain(m), 0, m.pid());
-                case NFT_MSG_NEWRULE, NFT_MSG_DELRULE ->
-                        new NftEvent(NftEvent.Type.RULE, t == NFT_MSG_DELRULE, f, NftCodec.decodeRule(m), 0, m.pid());
-                case NFT_MSG_NEWSET, NFT_MSG_DELSET ->
-                        new NftEvent(NftEvent.Type.SET, t == NFT_MSG_DELSET, f, NftCodec.decodeSet(m), 0, m.pid());
-                case NFT_MSG_NEWSETELEM, NFT_MSG_DELSETELEM ->
-                        new NftEvent(NftEvent.Type.ELEMENTS, t == NFT_MSG_DELSETELEM, f, NftCodec.decodeElements(m), 0,
-                                m.pid());
-                case NFT_MSG_NEWGEN -> new NftEvent(NftEvent.Type.GENERATION, false, null, null,
-                        m.nfAttrs().be32(NFTA_GEN_ID, 0) & 0xffffffffL, m.pid());
-                default -> null;
-            };
-        } catch (Exprs.UnsupportedExpressionException e) {
-            // A rule with an expression we do not model: still report that the chain changed.
-            io.nftproxy.netlink.msg.Attrs a = m.nfAttrs();
-            Rule r = new Rule(f, a.string(NFTA_RULE_TABLE), a.string(NFTA_RULE_CHAIN), java.util.List.of(), null,
-                    a.be64(NFTA_RULE_HANDLE, 0));
-            return new NftEvent(NftEvent.Type.RULE, t == NFT_MSG_DELRULE, f, r, 0, m.pid());
-        }
+        return switch (t) {
+            case NFT_MSG_NEWTABLE, NFT_MSG_DELTABLE ->
+                    new NftEvent(NftEvent.Type.TABLE, t == NFT_MSG_DELTABLE, f, NftCodec.decodeTable(m), 0, m.pid());
+            case NFT_MSG_NEWCHAIN, NFT_MSG_DELCHAIN ->
+                    new NftEvent(NftEvent.Type.CHAIN, t == NFT_MSG_DELCHAIN, f, NftCodec.decodeChain(m), 0, m.pid());
+            case NFT_MSG_NEWRULE, NFT_MSG_DELRULE ->
+                    new NftEvent(NftEvent.Type.RULE, t == NFT_MSG_DELRULE, f, NftCodec.decodeRule(m), 0, m.pid());
+            case NFT_MSG_NEWSET, NFT_MSG_DELSET ->
+                    new NftEvent(NftEvent.Type.SET, t == NFT_MSG_DELSET, f, NftCodec.decodeSet(m), 0, m.pid());
+            case NFT_MSG_NEWSETELEM, NFT_MSG_DELSETELEM ->
+                    new NftEvent(NftEvent.Type.ELEMENTS, t == NFT_MSG_DELSETELEM, f, NftCodec.decodeElements(m), 0,
+                            m.pid());
+            case NFT_MSG_NEWGEN -> new NftEvent(NftEvent.Type.GENERATION, false, null, null,
+                    m.nfAttrs().be32(NFTA_GEN_ID, 0) & 0xffffffffL, m.pid());
+            default -> null;
+        };
     }
 
     @Override

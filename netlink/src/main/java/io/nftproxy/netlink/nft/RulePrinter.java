@@ -21,6 +21,7 @@ import io.nftproxy.netlink.nft.expr.Masq;
 import io.nftproxy.netlink.nft.expr.Meta;
 import io.nftproxy.netlink.nft.expr.Nat;
 import io.nftproxy.netlink.nft.expr.Numgen;
+import io.nftproxy.netlink.nft.expr.Opaque;
 import io.nftproxy.netlink.nft.expr.Payload;
 import io.nftproxy.netlink.nft.expr.Reject;
 
@@ -148,6 +149,10 @@ final class RulePrinter {
             dynset(d);
         } else if (e instanceof Reject r) {
             out.add(reject(r));
+        } else if (e instanceof Opaque o) {
+            // nft would print it; we can only say it is there (in a form nft refuses, never a comment
+            // that would hide the rest of the rule), so that nobody takes the rule for complete.
+            out.add("<" + o.name() + ": not modelled, " + o.data().length() + " bytes>");
         }
     }
 

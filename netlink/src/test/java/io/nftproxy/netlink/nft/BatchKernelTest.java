@@ -56,12 +56,14 @@ class BatchKernelTest {
             TransactionException exists = assertThrows(TransactionException.class,
                     () -> c.commit(new Transaction().create(t)));
             assertEquals(Errno.EEXIST, exists.errno());
+            assertTrue(exists.isExists() && !exists.isNotFound());
             assertEquals(0, exists.index());
 
             TransactionException missing = assertThrows(TransactionException.class,
                     () -> c.commit(new Transaction().add(Chain.regular(Family.IP, "t", "d"))
                             .delete(Chain.regular(Family.IP, "t", "nope"))));
             assertEquals(Errno.ENOENT, missing.errno());
+            assertTrue(missing.isNotFound() && !missing.isExists() && !missing.isPermissionDenied());
             assertEquals(1, missing.index());
             assertTrue(missing.getMessage().contains("delete chain ip t nope"), missing.getMessage());
             assertEquals(List.of("c"), c.listChains(Family.IP, "t").stream().map(Chain::name).toList(),

@@ -9,11 +9,11 @@ final class Errors {
     }
 
     static String explain(Throwable t) {
-        if (t instanceof NftException ne && (ne.errno() == Errno.EPERM || ne.errno() == Errno.EACCES)
+        if (t instanceof NftException ne && ne.isPermissionDenied()
                 && String.valueOf(ne.getMessage()).contains("setns")) {
             return ne.getMessage() + " -- entering a network namespace (--netns) needs CAP_SYS_ADMIN: run as root";
         }
-        if (t instanceof NftException ne && (ne.errno() == Errno.EPERM || ne.errno() == Errno.EACCES)) {
+        if (t instanceof NftException ne && ne.isPermissionDenied()) {
             return ne.getMessage() + " -- run as root or with CAP_NET_ADMIN";
         }
         if (t instanceof io.nftproxy.ffi.NativeException ne && ne.errno() == Errno.ENOENT

@@ -7,7 +7,7 @@ import io.nftproxy.netlink.msg.MessageWriter;
  * {@code decode} beside it that reads exactly what {@code encode} writes.
  */
 public sealed interface Expr permits Payload, Cmp, Meta, Immediate, Lookup, Numgen, Ct, Nat, Masq, Fib, Counter,
-        Dynset, Bitwise, Byteorder, Reject {
+        Dynset, Bitwise, Byteorder, Reject, Opaque {
 
     /** The kernel's name of the expression type (NFTA_EXPR_NAME). */
     String name();

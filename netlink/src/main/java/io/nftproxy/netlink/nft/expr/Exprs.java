@@ -1,10 +1,12 @@
 package io.nftproxy.netlink.nft.expr;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
 import io.nftproxy.netlink.msg.Attrs;
 import io.nftproxy.netlink.msg.MessageWriter;
+import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.NfTables;
 
 /** The NFTA_RULE_EXPRESSIONS list: encoding a rule's expressions and decoding them by name. */
@@ -30,10 +32,23 @@ public final class Exprs {
         for (Attrs.Attr elem : list.all()) {
             Attrs e = elem.nested();
             String name = e.string(NfTables.NFTA_EXPR_NAME);
-            Attrs data = e.nested(NfTables.NFTA_EXPR_DATA);
-            out.add(decode(name, data == null ? Attrs.parse(java.nio.ByteBuffer.allocate(0)) : data));
+            if (name == null) {
+                throw new IllegalArgumentException("an expression without a name");
+            }
+            Attrs.Attr data = e.find(NfTables.NFTA_EXPR_DATA);
+            Attrs attrs = data == null ? Attrs.parse(ByteBuffer.allocate(0)) : data.nested();
+            out.add(modelled(name) ? decode(name, attrs) : new Opaque(name, Bytes.of(data == null ? new byte[0] : data.bytes())));
         }
         return out;
+    }
+
+    /** Whether {@link #decode} knows the expression type; others are read as {@link Opaque}. */
+    static boolean modelled(String name) {
+        return switch (name) {
+            case "payload", "cmp", "meta", "immediate", "lookup", "numgen", "ct", "nat", "masq", "fib", "counter", "dynset",
+                 "bitwise", "byteorder", "reject" -> true;
+            default -> false;
+        };
     }
 
     public static Expr decode(String name, Attrs a) {
@@ -53,14 +68,7 @@ public final class Exprs {
             case "bitwise" -> Bitwise.decode(a);
             case "byteorder" -> Byteorder.decode(a);
             case "reject" -> Reject.decode(a);
-            default -> throw new UnsupportedExpressionException(name);
+            default -> throw new IllegalArgumentException("nf_tables expression '" + name + "' is not modelled; read it as Opaque");
         };
-    }
-
-    /** An expression type this library does not model (written by someone else into a table we read). */
-    public static final class UnsupportedExpressionException extends IllegalArgumentException {
-        public UnsupportedExpressionException(String name) {
-            super("unsupported nf_tables expression '" + name + "'");
-        }
     }
 }
