@@ -30,7 +30,7 @@ import io.nftproxy.proxy.render.Fragment;
  */
 final class Delta {
     private final TableState state;
-    private final Map<String, Fragment> replaced = new LinkedHashMap<>();
+    private final Map<Contributor, Fragment> replaced = new LinkedHashMap<>();
     private final boolean reassert;
 
     private final Map<String, DesiredChain> chainsAdded = new LinkedHashMap<>();
@@ -46,13 +46,12 @@ final class Delta {
     /** After counting every element again: the new tables. */
     private final Map<String, ElementTable> allElements = new HashMap<>();
     private boolean countedAll;
-    private final Map<String, String> newOwners = new HashMap<>();
+    private final Map<String, Contributor> newOwners = new HashMap<>();
 
     /**
-     * @param changes contributor id (service port name, or {@link TableState#GLOBALS}) to its new
-     *                fragment, or to null when the contributor is gone
+     * @param changes contributor to its new fragment, or to null when the contributor is gone
      */
-    Delta(TableState state, Map<String, Fragment> changes, boolean reassert) {
+    Delta(TableState state, Map<Contributor, Fragment> changes, boolean reassert) {
         this.state = state;
         this.reassert = reassert;
         this.replaced.putAll(changes);
@@ -66,7 +65,7 @@ final class Delta {
 
     private void compute() {
         // Chains and sets are owned by exactly one contributor: compare old and new fragment.
-        for (Map.Entry<String, Fragment> e : replaced.entrySet()) {
+        for (Map.Entry<Contributor, Fragment> e : replaced.entrySet()) {
             Fragment old = state.fragments.getOrDefault(e.getKey(), Fragment.EMPTY);
             Fragment neu = e.getValue() == null ? Fragment.EMPTY : e.getValue();
             for (DesiredChain c : neu.chains().values()) {
@@ -177,7 +176,7 @@ final class Delta {
     /** Elements of the changed contributors only: per set and key, the contributions that go and come. */
     private void computeChangedElements() {
         Map<String, Map<Bytes, Tally>> tallies = new LinkedHashMap<>();
-        for (Map.Entry<String, Fragment> e : replaced.entrySet()) {
+        for (Map.Entry<Contributor, Fragment> e : replaced.entrySet()) {
             Fragment old = state.fragments.getOrDefault(e.getKey(), Fragment.EMPTY);
             Fragment neu = e.getValue() == null ? Fragment.EMPTY : e.getValue();
             for (Map.Entry<String, List<SetElement>> els : old.elements().entrySet()) {

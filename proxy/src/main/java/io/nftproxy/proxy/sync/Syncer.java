@@ -102,9 +102,9 @@ public final class Syncer implements Backend {
         if (full) {
             touched.addAll(state.services().keySet());
             for (TableState ts : committed.values()) {
-                for (String id : ts.fragments.keySet()) {
-                    if (!id.equals(TableState.GLOBALS)) {
-                        touched.add(parse(id));
+                for (Contributor c : ts.fragments.keySet()) {
+                    if (!c.isGlobals()) {
+                        touched.add(c.port());
                     }
                 }
             }
@@ -121,7 +121,7 @@ public final class Syncer implements Backend {
             Transaction tx = new Transaction();
             Map<IpFamily, Delta> deltas = new EnumMap<>(IpFamily.class);
             Map<IpFamily, TableState> fresh = new EnumMap<>(IpFamily.class);
-            Map<String, String> renderedOwners = new HashMap<>();
+            Map<String, Contributor> renderedOwners = new HashMap<>();
             for (IpFamily f : IpFamily.values()) {
                 TableState ts = committed.get(f);
                 if (ts == null) {
@@ -130,9 +130,9 @@ public final class Syncer implements Backend {
                     // add + delete + add: replaces whatever a previous run left, atomically.
                     tx.add(ts.table).delete(ts.table).add(ts.table);
                 }
-                Map<String, Fragment> changes = new LinkedHashMap<>();
+                Map<Contributor, Fragment> changes = new LinkedHashMap<>();
                 if (full || nodeChanged) {
-                    changes.put(TableState.GLOBALS, renderer.globals(f, state.node()));
+                    changes.put(Contributor.GLOBALS, renderer.globals(f, state.node()));
                 }
                 Set<ServicePortName> ids = touched;
                 if (nodeChanged && !full) {
@@ -145,21 +145,22 @@ public final class Syncer implements Backend {
                 TableState reuse = fresh.containsKey(f) ? forgotten.get(f) : ts;
                 ProxyState renderedFrom = fresh.containsKey(f) ? forgottenState : lastState;
                 for (ServicePortName id : ids) {
+                    Contributor who = Contributor.of(id);
                     ServicePort svc = state.services().get(id);
                     Fragment frag = svc == null || refused.containsKey(id) ? null
-                            : reuse != null && unchanged(renderedFrom, id, svc, state) && reuse.fragments.containsKey(id.toString())
-                            ? reuse.fragments.get(id.toString()) // a full sync re-sends it; no need to render it again
+                            : reuse != null && unchanged(renderedFrom, id, svc, state) && reuse.fragments.containsKey(who)
+                            ? reuse.fragments.get(who) // a full sync re-sends it; no need to render it again
                             : render(f, svc, state, rejected);
                     if (frag == Fragment.EMPTY) {
                         frag = null;
                     }
                     if (frag != null) {
                         for (String chain : frag.chains().keySet()) {
-                            renderedOwners.put(chain, id.toString());
+                            renderedOwners.put(chain, who);
                         }
                     }
-                    if (frag != null || ts.fragments.containsKey(id.toString())) {
-                        changes.put(id.toString(), frag);
+                    if (frag != null || ts.fragments.containsKey(who)) {
+                        changes.put(who, frag);
                     }
                 }
                 Delta d = new Delta(ts, changes, full && !takeover);
@@ -225,7 +226,7 @@ public final class Syncer implements Backend {
     }
 
     /** The service port whose chain the failing operation touched, if any. */
-    private ServicePortName ownerOf(TransactionException e, Map<String, String> renderedOwners) {
+    private ServicePortName ownerOf(TransactionException e, Map<String, Contributor> renderedOwners) {
         if (e.operation() == null) {
             return null;
         }
@@ -234,26 +235,13 @@ public final class Syncer implements Backend {
         if (chain == null) {
             return null;
         }
-        String owner = renderedOwners.get(chain);
+        Contributor owner = renderedOwners.get(chain);
         for (TableState ts : committed.values()) {
             if (owner == null) {
                 owner = ts.chainOwner.get(chain);
             }
         }
-        return owner == null || owner.equals(TableState.GLOBALS) ? null : parse(owner);
-    }
-
-    private static ServicePortName parse(String id) {
-        // ServicePortName.toString(): namespace/name[:port]/protocol
-        int slash = id.indexOf('/');
-        int last = id.lastIndexOf('/');
-        String ns = id.substring(0, slash);
-        String middle = id.substring(slash + 1, last);
-        String proto = id.substring(last + 1);
-        int colon = middle.indexOf(':');
-        String name = colon < 0 ? middle : middle.substring(0, colon);
-        String port = colon < 0 ? "" : middle.substring(colon + 1);
-        return new ServicePortName(ns, name, port, io.nftproxy.proxy.model.Protocol.valueOf(proto.toUpperCase(java.util.Locale.ROOT)));
+        return owner == null ? null : owner.port(); // the globals' port is null: no service to leave out
     }
 
     /** Deletes our tables (and forgets what we committed). Needs the client. */

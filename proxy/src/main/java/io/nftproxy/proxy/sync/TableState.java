@@ -18,17 +18,15 @@ import io.nftproxy.proxy.render.Fragment;
  * several services). Changed only after the kernel accepted a transaction.
  */
 final class TableState {
-    static final String GLOBALS = "";
-
     final IpFamily family;
     final Table table;
-    final Map<String, Fragment> fragments = new HashMap<>();
+    final Map<Contributor, Fragment> fragments = new HashMap<>();
     final Map<String, DesiredChain> chains = new HashMap<>();
     final Map<String, NftSet> sets = new HashMap<>();
     final Set<String> unmanagedSets = new HashSet<>();
     /** Per set, every element we committed and how many fragments contribute it. */
     final Map<String, ElementTable> elements = new HashMap<>();
-    final Map<String, String> chainOwner = new HashMap<>();
+    final Map<String, Contributor> chainOwner = new HashMap<>();
 
     TableState(IpFamily family, Table table) {
         this.family = family;
