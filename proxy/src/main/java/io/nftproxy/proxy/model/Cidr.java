@@ -3,6 +3,9 @@ package io.nftproxy.proxy.model;
 import java.math.BigInteger;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 
 import io.nftproxy.netlink.nft.Inet;
 
@@ -60,28 +63,59 @@ public record Cidr(InetAddress network, int prefix) {
         return mask(a, prefix).equals(network);
     }
 
-    /** One past the last address of the range, or null when the range ends at the top of the space. */
-    public InetAddress endExclusive() {
-        byte[] b = network.getAddress();
-        BigInteger start = new BigInteger(1, b);
-        BigInteger size = BigInteger.ONE.shiftLeft(b.length * 8 - prefix);
-        BigInteger end = start.add(size);
-        if (end.bitLength() > b.length * 8) {
-            return null;
+    @Override
+    public String toString() {
+        return Inet.format(network) + "/" + prefix;
+    }
+
+    /** Addresses from {@code start} up to, not including, {@code endExclusive} (null: to the top of the space). */
+    public record Range(InetAddress start, InetAddress endExclusive) {
+    }
+
+    /**
+     * The addresses the CIDRs cover, as the fewest ranges: overlapping and adjacent ones merged,
+     * in address order. An interval set holds exactly these (the kernel refuses overlapping
+     * intervals). All of one family.
+     */
+    public static List<Range> merge(List<Cidr> cidrs) {
+        List<BigInteger[]> ranges = new ArrayList<>();
+        int bytes = 0;
+        for (Cidr c : cidrs) {
+            int b = c.network().getAddress().length;
+            if (bytes != 0 && b != bytes) {
+                throw new IllegalArgumentException("CIDRs of two families: " + cidrs);
+            }
+            bytes = b;
+            BigInteger start = new BigInteger(1, c.network().getAddress());
+            ranges.add(new BigInteger[] {start, start.add(BigInteger.ONE.shiftLeft(b * 8 - c.prefix()))});
         }
-        byte[] raw = end.toByteArray();
-        byte[] out = new byte[b.length];
-        System.arraycopy(raw, Math.max(0, raw.length - b.length), out, Math.max(0, b.length - raw.length),
-                Math.min(raw.length, b.length));
+        ranges.sort(Comparator.comparing((BigInteger[] r) -> r[0]));
+        List<BigInteger[]> merged = new ArrayList<>();
+        for (BigInteger[] r : ranges) {
+            BigInteger[] last = merged.isEmpty() ? null : merged.get(merged.size() - 1);
+            if (last != null && last[1].compareTo(r[0]) >= 0) {
+                last[1] = last[1].max(r[1]);
+            } else {
+                merged.add(r.clone());
+            }
+        }
+        BigInteger top = BigInteger.ONE.shiftLeft(bytes * 8);
+        List<Range> out = new ArrayList<>();
+        for (BigInteger[] r : merged) {
+            out.add(new Range(address(r[0], bytes), r[1].compareTo(top) < 0 ? address(r[1], bytes) : null));
+        }
+        return out;
+    }
+
+    private static InetAddress address(BigInteger v, int bytes) {
+        byte[] raw = v.toByteArray();
+        byte[] out = new byte[bytes];
+        int n = Math.min(raw.length, bytes);
+        System.arraycopy(raw, raw.length - n, out, bytes - n, n);
         try {
             return InetAddress.getByAddress(out);
         } catch (UnknownHostException e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    @Override
-    public String toString() {
-        return Inet.format(network) + "/" + prefix;
     }
 }

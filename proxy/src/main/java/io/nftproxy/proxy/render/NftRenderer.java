@@ -350,42 +350,14 @@ public final class NftRenderer {
             chain(Chain.base(nf, t, name, type, hook, prio), rs);
         }
 
-        /** CIDRs as interval elements: merged, each a start and an end one past it. */
+        /** CIDRs as interval elements: merged, each a start and an end one past it (none at the top of the space). */
         void intervals(String set, List<Cidr> cidrs) {
-            List<java.math.BigInteger[]> ranges = new ArrayList<>();
-            for (Cidr c : cidrs) {
-                java.math.BigInteger start = new java.math.BigInteger(1, c.network().getAddress());
-                InetAddress endEx = c.endExclusive();
-                java.math.BigInteger end = endEx == null
-                        ? java.math.BigInteger.ONE.shiftLeft(f.addressBytes() * 8)
-                        : new java.math.BigInteger(1, endEx.getAddress());
-                ranges.add(new java.math.BigInteger[] {start, end});
-            }
-            ranges.sort((x, y) -> x[0].compareTo(y[0]));
-            List<java.math.BigInteger[]> merged = new ArrayList<>();
-            for (java.math.BigInteger[] r : ranges) {
-                if (!merged.isEmpty() && merged.get(merged.size() - 1)[1].compareTo(r[0]) >= 0) {
-                    java.math.BigInteger[] last = merged.get(merged.size() - 1);
-                    last[1] = last[1].max(r[1]);
-                } else {
-                    merged.add(new java.math.BigInteger[] {r[0], r[1]});
+            for (Cidr.Range r : Cidr.merge(cidrs)) {
+                element(set, SetElement.of(Bytes.ip(r.start())));
+                if (r.endExclusive() != null) {
+                    element(set, new SetElement(Bytes.ip(r.endExclusive()), null, null, 0, 0, NfTables.NFT_SET_ELEM_INTERVAL_END));
                 }
             }
-            java.math.BigInteger top = java.math.BigInteger.ONE.shiftLeft(f.addressBytes() * 8);
-            for (java.math.BigInteger[] r : merged) {
-                element(set, SetElement.of(bytes(r[0])));
-                if (r[1].compareTo(top) < 0) {
-                    element(set, new SetElement(bytes(r[1]), null, null, 0, 0, NfTables.NFT_SET_ELEM_INTERVAL_END));
-                }
-            }
-        }
-
-        Bytes bytes(java.math.BigInteger v) {
-            byte[] raw = v.toByteArray();
-            byte[] out = new byte[f.addressBytes()];
-            int n = Math.min(raw.length, out.length);
-            System.arraycopy(raw, raw.length - n, out, out.length - n, n);
-            return Bytes.of(out);
         }
 
         // ------------------------------------------------------------------ one service port

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
+
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.NullSource;
@@ -27,10 +29,12 @@ class CidrTest {
         Cidr c = Cidr.parse(in);
         assertEquals(printed, c.toString());
         assertEquals(family, c.family());
+        Cidr.Range r = Cidr.merge(List.of(c)).get(0);
+        assertEquals(c.network(), r.start());
         if (end == null) {
-            assertNull(c.endExclusive(), "the range ends at the top of the address space");
+            assertNull(r.endExclusive(), "the range ends at the top of the address space");
         } else {
-            assertEquals(Inet.parse(end), c.endExclusive());
+            assertEquals(Inet.parse(end), r.endExclusive());
         }
     }
 
@@ -56,5 +60,26 @@ class CidrTest {
     })
     void containsOnlyItsOwnFamilyAndRange(String cidr, String addr, boolean in) {
         assertEquals(in, Cidr.parse(cidr).contains(Inet.parse(addr)));
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(delimiter = '|', value = {
+            "10.0.0.0/8 10.1.0.0/16                 | 10.0.0.0-11.0.0.0",
+            "10.0.1.0/24 10.0.0.0/24                | 10.0.0.0-10.0.2.0",
+            "10.0.0.0/24 10.0.2.0/24                | 10.0.0.0-10.0.1.0 10.0.2.0-10.0.3.0",
+            "192.168.0.0/16 10.0.0.0/8 10.0.0.0/8   | 10.0.0.0-11.0.0.0 192.168.0.0-192.169.0.0",
+            "0.0.0.0/1 128.0.0.0/1                  | 0.0.0.0-",
+            "fd00::/64 fd00:0:0:1::/64              | fd00:0:0:0:0:0:0:0-fd00:0:0:2:0:0:0:0"})
+    void mergedIntoTheFewestRangesInOrder(String cidrs, String ranges) {
+        List<Cidr> in = java.util.Arrays.stream(cidrs.trim().split("\\s+")).map(Cidr::parse).toList();
+        String out = String.join(" ", Cidr.merge(in).stream().map(r -> r.start().getHostAddress() + "-"
+                + (r.endExclusive() == null ? "" : r.endExclusive().getHostAddress())).toList());
+        assertEquals(ranges.trim(), out);
+    }
+
+    @org.junit.jupiter.api.Test
+    void twoFamiliesDoNotMerge() {
+        assertThrows(IllegalArgumentException.class, () -> Cidr.merge(List.of(Cidr.parse("10.0.0.0/8"), Cidr.parse("fd00::/8"))));
+        assertTrue(Cidr.merge(List.of()).isEmpty());
     }
 }
