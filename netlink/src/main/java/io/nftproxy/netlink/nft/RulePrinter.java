@@ -340,7 +340,7 @@ final class RulePrinter {
     private void lookup(Lookup l) {
         NftSet set = sets.apply(l.set());
         int keyLen = set != null ? set.keyLength() : -1;
-        List<Sym> key = takeConcat(l.sreg(), keyLen);
+        List<Sym> key = typed(takeConcat(l.sreg(), keyLen), set);
         String k = joinConcat(key);
         if (l.dreg() == Lookup.NO_DREG) {
             out.add(k + (l.invert() ? " != @" : " @") + l.set());
@@ -362,6 +362,26 @@ final class RulePrinter {
                 s += (f.length() + 3) / 4;
             }
         }
+    }
+
+    /**
+     * Constants in a set's key printed as the set's field types say ({@code 10.96.0.1 . tcp . 80},
+     * not {@code 0x0a600001 . 0x06000000 . 0x00500000}): each field's bytes without its padding.
+     */
+    private static List<Sym> typed(List<Sym> key, NftSet set) {
+        if (set == null || set.key().size() != key.size()) {
+            return key;
+        }
+        List<Sym> out = new ArrayList<>(key);
+        for (int i = 0; i < key.size(); i++) {
+            Sym k = key.get(i);
+            DataType f = set.key().get(i);
+            if (k.literal != null && k.kind == Kind.RAW && k.literal.length() >= f.length()) {
+                out.set(i, new Sym(ValueFormat.format(ValueFormat.kindOf(f), k.literal.slice(0, f.length())), ValueFormat.kindOf(f),
+                        f.length(), k.literal, k.order, k.origin, k.field));
+            }
+        }
+        return out;
     }
 
     private String value(Sym s, Kind kind) {
@@ -429,7 +449,7 @@ final class RulePrinter {
 
     private void dynset(Dynset d) {
         NftSet set = sets.apply(d.set());
-        String k = joinConcat(takeConcat(d.sregKey(), set != null ? set.keyLength() : -1));
+        String k = joinConcat(typed(takeConcat(d.sregKey(), set != null ? set.keyLength() : -1), set));
         StringBuilder sb = new StringBuilder();
         sb.append(d.op() == Dynset.NFT_DYNSET_OP_ADD ? "add" : d.op() == Dynset.NFT_DYNSET_OP_UPDATE ? "update" : "delete");
         sb.append(" @").append(d.set()).append(" { ").append(k);

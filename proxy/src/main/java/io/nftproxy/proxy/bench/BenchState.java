@@ -39,17 +39,34 @@ public final class BenchState {
     /** N services, each one TCP port with k ready endpoints spread over 100 nodes; every tenth a NodePort
      * (distinct up to 27,680 services). */
     public static ProxyState synthetic(int n, int k, int generation) {
+        return generate(n, k, generation, false);
+    }
+
+    /**
+     * The same services with the features that cost a service proxy more: every seventh with
+     * ClientIP session affinity (kube-proxy's default 10,800 s), and every twentieth (a NodePort)
+     * with externalTrafficPolicy Local and its first endpoint on this node. `bench --compare`
+     * runs on these.
+     */
+    public static ProxyState mixed(int n, int k) {
+        return generate(n, k, 0, true);
+    }
+
+    private static ProxyState generate(int n, int k, int generation, boolean mixed) {
         TreeMap<ServicePortName, ServicePort> svcs = new TreeMap<>();
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
         int svcBase = 0x0a600000; // 10.96.0.0
         int podBase = 0x0a800000; // 10.128.0.0
         for (int i = 0; i < n; i++) {
             ServicePortName id = new ServicePortName("bench", "svc-" + i, "http", Protocol.TCP);
+            boolean affinity = mixed && i % 7 == 3;
+            boolean local = mixed && i % 20 == 0;
             svcs.put(id, new ServicePort(id, List.of(ip(svcBase + i + 1)), 80, i % 10 == 0 ? 30000 + (i / 10) % 2768 : 0,
-                    List.of(), List.of(), List.of(), false, false, 0, 0));
+                    List.of(), List.of(), List.of(), local, false, affinity ? 10_800 : 0, 0));
             List<Endpoint> list = new ArrayList<>(k);
             for (int j = 0; j < k; j++) {
-                list.add(Endpoint.ready(ip(podBase + (i * k + j + generation * 7) % 0x7fffff), 8080, "node-" + (j % 100)));
+                String node = local && j == 0 ? "node-a" : "node-" + (j % 100);
+                list.add(Endpoint.ready(ip(podBase + (i * k + j + generation * 7) % 0x7fffff), 8080, node));
             }
             eps.put(id, list);
         }

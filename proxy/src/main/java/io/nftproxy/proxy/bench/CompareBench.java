@@ -123,7 +123,7 @@ public final class CompareBench {
         long steps = (long) sizes.size() * backends.size() * (1 + 4L * repetitions);
         try (ProgressBar bar = bar("syncs", steps)) {
             for (int n : sizes) {
-                ProxyState base = BenchState.synthetic(n, endpoints, 0);
+                ProxyState base = BenchState.mixed(n, endpoints);
                 for (String b : backends) {
                     String ns = "nftp-cmp-" + ProcessHandle.current().pid();
                     exec("ip", "netns", "add", ns);
@@ -174,7 +174,7 @@ public final class CompareBench {
     public void connects(List<Integer> sizes, int connects) throws Exception {
         try (ProgressBar bar = bar("data plane", (long) sizes.size() * backends.size() * connects)) {
             for (int n : sizes) {
-                ProxyState base = BenchState.synthetic(n, endpoints, 0);
+                ProxyState base = BenchState.mixed(n, endpoints);
                 ServicePortName first = base.sortedServices().get(0).id();
                 ProxyState state = with(base, first, base.services().get(first),
                         List.of(Endpoint.ready(InetAddress.getByName("10.244.1.2"), 8080, "node-a")));

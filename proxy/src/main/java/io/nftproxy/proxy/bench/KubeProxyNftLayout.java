@@ -21,49 +21,92 @@ import io.nftproxy.proxy.model.ServicePort;
 public final class KubeProxyNftLayout {
     public static final String TABLE = "kube-proxy-layout";
 
-    /** Chains by name (each its rule lines, in order) and the two maps' elements (key to verdict). */
-    public record Layout(Map<String, List<String>> chains, Map<String, String> serviceIps, Map<String, String> nodePorts) {
+    /**
+     * Chains by name (each its rule lines, in order), sets by name (their declaration: the
+     * per-endpoint affinity sets) and the two maps' elements (key to verdict).
+     */
+    public record Layout(Map<String, List<String>> chains, Map<String, String> sets, Map<String, String> serviceIps,
+                         Map<String, String> nodePorts) {
     }
 
     private KubeProxyNftLayout() {
     }
 
+    /**
+     * As kube-proxy's nftables mode lays services out: a chain per service picking an endpoint
+     * chain with an anonymous numgen vmap; with ClientIP affinity a dynamic set per endpoint,
+     * checked before the vmap and updated by the endpoint's chain; with externalTrafficPolicy
+     * Local an external chain for the NodePort that sends pods and the node itself to the service
+     * chain and everyone else to this node's endpoints only (dropped when there are none).
+     */
     public static Layout of(ProxyState state) {
         Map<String, List<String>> chains = new LinkedHashMap<>();
+        Map<String, String> sets = new LinkedHashMap<>();
         Map<String, String> ips = new LinkedHashMap<>();
         Map<String, String> nodePorts = new LinkedHashMap<>();
         chains.put("mark-for-masquerade", List.of("meta mark set meta mark | 0x4000"));
-        for (ServicePort svc : state.services().values()) {
+        for (ServicePort svc : state.sortedServices()) {
             String name = svc.id().namespace() + "/" + svc.id().name() + "/tcp/" + svc.id().port();
             String ip = svc.clusterIPs().get(0).getHostAddress();
             List<Endpoint> eps = state.endpointsOf(svc.id());
+            boolean affinity = svc.affinitySeconds() > 0;
             List<String> rules = new ArrayList<>();
             rules.add("ip daddr " + ip + " tcp dport " + svc.port() + " ip saddr != 10.128.0.0/9 jump mark-for-masquerade");
-            if (!eps.isEmpty()) {
-                StringBuilder vmap = new StringBuilder("numgen random mod " + eps.size() + " vmap { ");
-                for (int i = 0; i < eps.size(); i++) {
-                    vmap.append(i == 0 ? "" : ", ").append(i).append(" : goto endpoint-").append(name).append("__")
-                            .append(eps.get(i).address().getHostAddress());
+            if (affinity) {
+                for (Endpoint e : eps) {
+                    rules.add("ip saddr @" + affinitySet(name, e) + " goto " + endpointChain(name, e));
                 }
-                rules.add(vmap.append(" }").toString());
+            }
+            if (!eps.isEmpty()) {
+                rules.add(vmap(name, eps));
             }
             chains.put("service-" + name, rules);
             for (Endpoint e : eps) {
                 String ea = e.address().getHostAddress();
-                chains.put("endpoint-" + name + "__" + ea, List.of("ip saddr " + ea + " jump mark-for-masquerade",
-                        "meta l4proto tcp dnat to " + ea + ":" + e.port()));
+                List<String> ep = new ArrayList<>(List.of("ip saddr " + ea + " jump mark-for-masquerade"));
+                if (affinity) {
+                    sets.put(affinitySet(name, e), "type ipv4_addr; flags dynamic,timeout; timeout " + svc.affinitySeconds() + "s;");
+                    ep.add("update @" + affinitySet(name, e) + " { ip saddr }");
+                }
+                ep.add("meta l4proto tcp dnat to " + ea + ":" + e.port());
+                chains.put(endpointChain(name, e), ep);
             }
             ips.put(ip + " . tcp . " + svc.port(), "goto service-" + name);
             if (svc.nodePort() != 0) {
-                nodePorts.put("tcp . " + svc.nodePort(), "goto service-" + name);
+                String target = "service-" + name;
+                if (svc.externalPolicyLocal()) {
+                    List<Endpoint> local = eps.stream().filter(e -> state.node().name().equals(e.nodeName())).toList();
+                    target = "external-" + name;
+                    chains.put(target, List.of("ip saddr 10.128.0.0/9 goto service-" + name,
+                            "fib saddr type local jump mark-for-masquerade", "fib saddr type local goto service-" + name,
+                            local.isEmpty() ? "drop" : vmap(name, local)));
+                }
+                nodePorts.put("tcp . " + svc.nodePort(), "goto " + target);
             }
         }
-        return new Layout(chains, ips, nodePorts);
+        return new Layout(chains, sets, ips, nodePorts);
+    }
+
+    private static String endpointChain(String service, Endpoint e) {
+        return "endpoint-" + service + "__" + e.address().getHostAddress();
+    }
+
+    private static String affinitySet(String service, Endpoint e) {
+        return "affinity-" + service + "__" + e.address().getHostAddress();
+    }
+
+    private static String vmap(String service, List<Endpoint> eps) {
+        StringBuilder vmap = new StringBuilder("numgen random mod " + eps.size() + " vmap { ");
+        for (int i = 0; i < eps.size(); i++) {
+            vmap.append(i == 0 ? "" : ", ").append(i).append(" : goto ").append(endpointChain(service, eps.get(i)));
+        }
+        return vmap.append(" }").toString();
     }
 
     /** The whole table, replacing any earlier one in the same transaction. */
     public static String full(Layout l) {
         StringBuilder sb = new StringBuilder("table ip " + TABLE + "\ndelete table ip " + TABLE + "\ntable ip " + TABLE + " {\n");
+        l.sets().forEach((name, decl) -> sb.append("\tset ").append(quote(name)).append(" { ").append(decl).append(" }\n"));
         l.chains().forEach((name, rules) -> {
             sb.append("\tchain ").append(quote(name)).append(" {\n");
             rules.forEach(r -> sb.append("\t\t").append(r).append('\n'));
@@ -93,13 +136,18 @@ public final class KubeProxyNftLayout {
     }
 
     /**
-     * What kube-proxy's partial sync sends for the change from {@code a} to {@code b}: new chains
-     * added, changed chains flushed and refilled, map elements replaced, then chains no longer
-     * referenced deleted. Unchanged chains are not mentioned.
+     * What kube-proxy's partial sync sends for the change from {@code a} to {@code b}: new sets
+     * and chains added, changed chains flushed and refilled, map elements replaced, then chains
+     * and sets no longer referenced deleted. Unchanged ones are not mentioned.
      */
     public static String delta(Layout a, Layout b) {
         StringBuilder sb = new StringBuilder();
         String t = "ip " + TABLE + " ";
+        b.sets().forEach((name, decl) -> {
+            if (!a.sets().containsKey(name)) {
+                sb.append("add set ").append(t).append(quote(name)).append(" { ").append(decl).append(" }\n");
+            }
+        });
         b.chains().forEach((name, rules) -> {
             if (!a.chains().containsKey(name)) {
                 sb.append("add chain ").append(t).append(quote(name)).append('\n');
@@ -121,6 +169,11 @@ public final class KubeProxyNftLayout {
         a.chains().forEach((name, rules) -> {
             if (!b.chains().containsKey(name)) {
                 sb.append("delete chain ").append(t).append(quote(name)).append('\n');
+            }
+        });
+        a.sets().forEach((name, decl) -> {
+            if (!b.sets().containsKey(name)) {
+                sb.append("delete set ").append(t).append(quote(name)).append('\n');
             }
         });
         return sb.toString();

@@ -27,6 +27,7 @@ import io.nftproxy.proxy.model.VersionedMap;
 import io.nftproxy.proxy.bench.BenchState;
 import io.nftproxy.proxy.bench.BenchYaml;
 import io.nftproxy.proxy.bench.DaemonBench;
+import io.nftproxy.proxy.bench.KubeProxyNftLayout;
 import io.nftproxy.proxy.bench.ProcessDaemonBench;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.sync.SyncResult;
@@ -348,47 +349,11 @@ final class BenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    /**
-     * kube-proxy's nftables-mode layout for the same services, as nft text: a service map, a chain
-     * per service whose anonymous numgen vmap jumps to a chain per endpoint. Loaded with nft -f.
-     */
-    static String kubeProxyLayout(ProxyState state) {
-        StringBuilder sb = new StringBuilder("table ip kube-proxy-layout {\n");
-        sb.append("\tchain mark-for-masquerade {\n\t\tmeta mark set meta mark | 0x4000\n\t}\n");
-        StringBuilder map = new StringBuilder();
-        for (ServicePort svc : state.services().values()) {
-            String name = "service-" + svc.id().namespace() + "/" + svc.id().name() + "/tcp/" + svc.id().port();
-            String ip = svc.clusterIPs().get(0).getHostAddress();
-            List<Endpoint> eps = state.endpointsOf(svc.id());
-            sb.append("\tchain ").append(name).append(" {\n\t\tip daddr ").append(ip).append(" tcp dport ")
-                    .append(svc.port()).append(" ip saddr != 10.128.0.0/9 jump mark-for-masquerade\n");
-            sb.append("\t\tnumgen random mod ").append(eps.size()).append(" vmap { ");
-            for (int i = 0; i < eps.size(); i++) {
-                sb.append(i == 0 ? "" : ", ").append(i).append(" : goto endpoint-").append(name.substring(8)).append("__")
-                        .append(eps.get(i).address().getHostAddress());
-            }
-            sb.append(" }\n\t}\n");
-            for (Endpoint e : eps) {
-                String ea = e.address().getHostAddress();
-                sb.append("\tchain endpoint-").append(name.substring(8)).append("__").append(ea).append(" {\n\t\tip saddr ")
-                        .append(ea).append(" jump mark-for-masquerade\n\t\tmeta l4proto tcp dnat to ").append(ea)
-                        .append(":").append(e.port()).append("\n\t}\n");
-            }
-            map.append(map.length() == 0 ? "" : ", ").append(ip).append(" . tcp . ").append(svc.port()).append(" : goto ")
-                    .append(name);
-        }
-        sb.append("\tmap service-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n\t\telements = { ")
-                .append(map).append(" }\n\t}\n");
-        sb.append("\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority -100; policy accept;\n"
-                + "\t\tip daddr . meta l4proto . th dport vmap @service-ips\n\t}\n}\n");
-        return sb.toString();
-    }
-
     private void compare(ProxyState state, String ours, long oursNanos) throws Exception {
         Path script = Files.createTempFile("nftproxy-bench", ".nft");
         String other = ours + "-kp";
         try {
-            Files.writeString(script, kubeProxyLayout(state));
+            Files.writeString(script, KubeProxyNftLayout.full(KubeProxyNftLayout.of(state)));
             exec("ip", "netns", "add", other);
             long t0 = System.nanoTime();
             exec("ip", "netns", "exec", other, "nft", "-f", script.toString());

@@ -57,9 +57,4 @@ public final class Names {
     public static String firewallChain(ServicePort s) {
         return "fw-" + service(s);
     }
-
-    /** Session-affinity memory of one endpoint of a service. */
-    public static String affinitySet(ServicePort s, Endpoint e) {
-        return "aff-" + service(s) + "/" + Inet.format(e.address()).replace(':', '.') + "-" + e.port();
-    }
 }

@@ -189,13 +189,25 @@ final class RuleParts {
     }
 
     /** {@code ip saddr @set}. */
-    List<Expr> saddrIn(String set) {
-        return List.of(loadSaddr(NFT_REG_1), lookup(set));
+    /**
+     * {@code ip saddr . SERVICE-IP . PORT . ENDPOINT-IP . ENDPOINT-PORT} from register 1 on: the
+     * key of ClientIP affinity, the client's address with constants naming the service port and
+     * the endpoint.
+     */
+    List<Expr> affinityKey(InetAddress serviceIp, int port, InetAddress endpoint, int endpointPort) {
+        int s = addrSlots();
+        return List.of(loadSaddr(reg(0)),
+                Immediate.value(reg(s), Bytes.ip(serviceIp)),
+                Immediate.value(reg(2 * s), Bytes.be16(port).padTo4()),
+                Immediate.value(reg(2 * s + 1), Bytes.ip(endpoint)),
+                Immediate.value(reg(3 * s + 1), Bytes.be16(endpointPort).padTo4()));
     }
 
-    /** {@code update @set { ip saddr timeout T }}. */
-    List<Expr> rememberSaddr(String set, long timeoutMs) {
-        return List.of(loadSaddr(NFT_REG_1), new Dynset(set, Dynset.NFT_DYNSET_OP_UPDATE, NFT_REG_1, 0, timeoutMs));
+    /** {@code update @set { KEY timeout T }}, the key loaded by {@code keyLoads} from register 1 on. */
+    static List<Expr> remember(List<Expr> keyLoads, String set, long timeoutMs) {
+        List<Expr> out = new ArrayList<>(keyLoads);
+        out.add(new Dynset(set, Dynset.NFT_DYNSET_OP_UPDATE, NFT_REG_1, 0, timeoutMs));
+        return out;
     }
 
     /** {@code ip saddr PREFIX}: a masked compare, no set to bind. */

@@ -72,6 +72,38 @@ class PeerLayoutsTest {
     }
 
     @Test
+    void kubeProxysNftablesLayoutHasAffinitySetsAndLocalExternalChains() {
+        ProxyState s = BenchState.mixed(21, 3);
+        KubeProxyNftLayout.Layout l = KubeProxyNftLayout.of(s);
+        // svc-3, svc-10 and svc-17 have affinity: a dynamic set per endpoint, checked before the vmap.
+        assertEquals(9, l.sets().size(), l.sets().keySet().toString());
+        String aff = "affinity-bench/svc-3/tcp/http__" + s.endpointsOf(SVC3).get(0).address().getHostAddress();
+        assertEquals("type ipv4_addr; flags dynamic,timeout; timeout 10800s;", l.sets().get(aff));
+        List<String> svc3 = l.chains().get("service-bench/svc-3/tcp/http");
+        assertTrue(svc3.get(1).startsWith("ip saddr @" + aff + " goto endpoint-"), svc3.toString());
+        assertTrue(svc3.get(svc3.size() - 1).startsWith("numgen random mod 3 vmap"), "the vmap comes after the affinity checks");
+        assertTrue(l.chains().get(aff.replace("affinity-", "endpoint-")).contains("update @" + aff + " { ip saddr }"));
+        // svc-0 and svc-20 are NodePorts with traffic policy Local: the NodePort goes to an external
+        // chain that picks among this node's endpoints only.
+        assertEquals("goto external-bench/svc-0/tcp/http", l.nodePorts().get("tcp . 30000"));
+        List<String> ext = l.chains().get("external-bench/svc-0/tcp/http");
+        assertEquals("ip saddr 10.128.0.0/9 goto service-bench/svc-0/tcp/http", ext.get(0));
+        assertTrue(ext.get(3).startsWith("numgen random mod 1 vmap"), "one endpoint of svc-0 is on node-a: " + ext);
+        assertEquals("goto service-bench/svc-10/tcp/http", l.nodePorts().get("tcp . 30001"), "svc-10 is Cluster");
+
+        // An affinity service's endpoint replaced: its set comes with its chain and goes after it.
+        KubeProxyNftLayout.Layout b = KubeProxyNftLayout.of(oneEndpointReplaced(s));
+        List<String> d = KubeProxyNftLayout.delta(l, b).lines().toList();
+        int addSet = d.indexOf("add set ip kube-proxy-layout affinity-bench/svc-3/tcp/http__11.0.0.1"
+                + " { type ipv4_addr; flags dynamic,timeout; timeout 10800s; }");
+        int refill = d.indexOf("flush chain ip kube-proxy-layout service-bench/svc-3/tcp/http");
+        int delChain = d.indexOf("delete chain ip kube-proxy-layout " + aff.replace("affinity-", "endpoint-"));
+        int delSet = d.indexOf("delete set ip kube-proxy-layout " + aff);
+        assertTrue(addSet >= 0 && addSet < refill && refill < delChain && delChain < delSet, String.join("\n", d));
+        assertTrue(KubeProxyNftLayout.full(l).contains("\tset " + aff + " { type ipv4_addr;"), "declared in the full table");
+    }
+
+    @Test
     void kubeProxysIptablesLayoutRestoresOnlyTheChangedServiceChains() {
         ProxyState s = BenchState.synthetic(5, 3, 0);
         IptablesRenderer r = new IptablesRenderer(BenchState.config());
