@@ -36,9 +36,13 @@ final class RulePrinter {
      * A value in a register. {@code origin} ties the fields of one multi-field map result
      * together (-1 otherwise); {@code field} is the field's index in it.
      */
-    private record Sym(String text, Kind kind, int len, Bytes literal, int order, int origin, int field) {
+    private record Sym(String text, Kind kind, int len, Bytes literal, int order, int origin, int field, boolean binop) {
         Sym(String text, Kind kind, int len, Bytes literal, int order) {
-            this(text, kind, len, literal, order, -1, 0);
+            this(text, kind, len, literal, order, -1, 0, false);
+        }
+
+        Sym(String text, Kind kind, int len, Bytes literal, int order, int origin, int field) {
+            this(text, kind, len, literal, order, origin, field, false);
         }
     }
 
@@ -290,7 +294,7 @@ final class RulePrinter {
         } else {
             text = "(" + src.text + " & " + mask + ") ^ " + xor;
         }
-        Sym s = new Sym(text, src.kind, len, null, loads++);
+        Sym s = new Sym(text, src.kind, len, null, loads++, -1, 0, true);
         // Remember the mask for flag-style printing of "ct state established,related".
         slots.put(slot(b.dreg()), xorZero && (src.kind == Kind.CT_STATE || src.kind == Kind.CT_STATUS)
                 ? new Sym(src.text, src.kind, len, mask, s.order) : s);
@@ -324,8 +328,7 @@ final class RulePrinter {
         }
         String v = ValueFormat.format(s.kind, c.data());
         // After a binary operation nft needs the operator spelled out ("meta mark & 0x4000 == 0x0").
-        boolean binary = s.text.contains(" & ") || s.text.contains(" | ") || s.text.contains(" ^ ");
-        out.add(s.text + (c.op() == Cmp.Op.EQ && !binary ? " " : " " + c.op().symbol() + " ") + v);
+        out.add(s.text + (c.op() == Cmp.Op.EQ && !s.binop ? " " : " " + c.op().symbol() + " ") + v);
     }
 
     private void immediate(Immediate i) {
@@ -476,20 +479,20 @@ final class RulePrinter {
             };
             default -> family == Family.IP6
                     ? "reject with icmpv6 type " + switch (r.code()) {
-                        case 0 -> "no-route";
-                        case 1 -> "admin-prohibited";
-                        case 3 -> "addr-unreachable";
-                        case 4 -> "port-unreachable";
+                        case Reject.ICMPV6_NOROUTE -> "no-route";
+                        case Reject.ICMPV6_ADM_PROHIBITED -> "admin-prohibited";
+                        case Reject.ICMPV6_ADDR_UNREACH -> "addr-unreachable";
+                        case Reject.ICMPV6_PORT_UNREACH -> "port-unreachable";
                         default -> Integer.toString(r.code());
                     }
                     : "reject with icmp type " + switch (r.code()) {
-                        case 0 -> "net-unreachable";
-                        case 1 -> "host-unreachable";
-                        case 2 -> "prot-unreachable";
-                        case 3 -> "port-unreachable";
-                        case 9 -> "net-prohibited";
-                        case 10 -> "host-prohibited";
-                        case 13 -> "admin-prohibited";
+                        case Reject.ICMP_NET_UNREACH -> "net-unreachable";
+                        case Reject.ICMP_HOST_UNREACH -> "host-unreachable";
+                        case Reject.ICMP_PROT_UNREACH -> "prot-unreachable";
+                        case Reject.ICMP_PORT_UNREACH -> "port-unreachable";
+                        case Reject.ICMP_NET_ANO -> "net-prohibited";
+                        case Reject.ICMP_HOST_ANO -> "host-prohibited";
+                        case Reject.ICMP_PKT_FILTERED -> "admin-prohibited";
                         default -> Integer.toString(r.code());
                     };
         };

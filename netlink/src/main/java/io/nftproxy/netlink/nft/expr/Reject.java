@@ -17,8 +17,17 @@ public record Reject(int type, int code) implements Expr {
     public static final int NFT_REJECT_ICMPX_HOST_UNREACH = 2;
     public static final int NFT_REJECT_ICMPX_ADMIN_PROHIBITED = 3;
 
-    /** ICMP (v4) port unreachable; also ICMPv6 port unreachable (4) in the ip6 family. */
+    // ICMP destination-unreachable codes (linux/icmp.h), and ICMPv6's (linux/icmpv6.h).
+    public static final int ICMP_NET_UNREACH = 0;
+    public static final int ICMP_HOST_UNREACH = 1;
+    public static final int ICMP_PROT_UNREACH = 2;
     public static final int ICMP_PORT_UNREACH = 3;
+    public static final int ICMP_NET_ANO = 9;
+    public static final int ICMP_HOST_ANO = 10;
+    public static final int ICMP_PKT_FILTERED = 13;
+    public static final int ICMPV6_NOROUTE = 0;
+    public static final int ICMPV6_ADM_PROHIBITED = 1;
+    public static final int ICMPV6_ADDR_UNREACH = 3;
     public static final int ICMPV6_PORT_UNREACH = 4;
 
     public static Reject tcpReset() {
