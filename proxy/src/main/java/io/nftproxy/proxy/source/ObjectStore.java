@@ -43,11 +43,11 @@ public final class ObjectStore {
     private final VersionedMap<ServicePortName, ServicePort> allPorts = new VersionedMap<>();
     private final VersionedMap<ServicePortName, List<Endpoint>> allEndpoints = new VersionedMap<>();
     /** Object (or conflict) to what is wrong with it; versioned, as a snapshot hands it out whole. */
-    private final VersionedMap<String, String> errors = new VersionedMap<>();
+    private final VersionedMap<Problem, String> errors = new VersionedMap<>();
     private final Set<String> dirty = new HashSet<>();
     private final FrontendClaims claims = new FrontendClaims();
     /** Error keys of the conflicts reported now. */
-    private final Set<String> conflictKeys = new HashSet<>();
+    private final Set<Problem> conflictKeys = new HashSet<>();
     private NodeInfo node;
     private boolean nodeChanged = true;
     private long serviceChanges;
@@ -129,7 +129,7 @@ public final class ObjectStore {
         if (services.remove(key) == null) {
             return false;
         }
-        errors.remove(key.toString());
+        errors.remove(Problem.object(key));
         dirty.add(key.path());
         serviceChanges++;
         return true;
@@ -161,7 +161,7 @@ public final class ObjectStore {
             return false;
         }
         unlink(old);
-        errors.remove(key.toString());
+        errors.remove(Problem.object(key));
         endpointChanges++;
         return true;
     }
@@ -169,7 +169,7 @@ public final class ObjectStore {
     /** Keeps an object's problems for reports, and logs them when they are new. */
     private void noteErrors(ObjectKey key, List<String> problems, String suffix) {
         String msg = problems.isEmpty() ? null : String.join("; ", problems);
-        String had = msg == null ? errors.remove(key.toString()) : errors.put(key.toString(), msg);
+        String had = msg == null ? errors.remove(Problem.object(key)) : errors.put(Problem.object(key), msg);
         if (msg != null && !msg.equals(had)) {
             LOG.error("{}{}", msg, suffix);
         }
@@ -213,7 +213,7 @@ public final class ObjectStore {
      * changed EndpointSlices (for network programming latency).
      */
     public record Snapshot(ProxyState state, Set<ServicePortName> changed, boolean nodeChanged,
-                           Map<String, String> errors, long serviceChanges, long endpointChanges,
+                           Map<Problem, String> errors, long serviceChanges, long endpointChanges,
                            List<Instant> triggerTimes) {
     }
 
@@ -301,7 +301,7 @@ public final class ObjectStore {
             }
         }
         claims.drainTouched().forEach((f, ids) -> {
-            String key = "conflict " + f;
+            Problem key = Problem.conflict(f);
             if (ids.size() < 2) {
                 if (conflictKeys.remove(key)) {
                     errors.remove(key);
@@ -349,9 +349,9 @@ public final class ObjectStore {
     /** Records a problem with a source (an unparseable file) so it is reported with the rest. */
     public synchronized void reportSourceError(String object, String message) {
         if (message == null) {
-            errors.remove(object);
+            errors.remove(Problem.source(object));
         } else {
-            errors.put(object, object + ": " + message);
+            errors.put(Problem.source(object), object + ": " + message);
         }
     }
 }

@@ -48,7 +48,7 @@ class FrontendConflictTest {
         assertEquals(List.of("10.96.0.12"), ips(s1, "c"), "an address nobody else claims stays");
         assertEquals(List.of(), s1.state().services().get(id("c")).externalIPs(), "the shared external IP is a's");
         assertEquals(2, store.conflicts());
-        assertTrue(s1.errors().get("conflict 10.96.0.10:80/TCP").contains("ns/a:http/tcp serves it, not ns/b:http/tcp"),
+        assertTrue(s1.errors().get(new Problem(Problem.Kind.CONFLICT, "10.96.0.10:80/TCP")).contains("ns/a:http/tcp serves it, not ns/b:http/tcp"),
                 s1.errors().toString());
         syncer.sync(s1.state(), null);
         String t1 = fake.readTable(Family.IP, "nftproxy").toString();
@@ -60,7 +60,7 @@ class FrontendConflictTest {
         assertEquals(List.of("10.96.0.10"), ips(s2, "b"), "b takes over");
         assertEquals(Set.of(id("a"), id("b")), s2.changed(), "the gone owner and the new one are re-synced, c is as it was");
         assertEquals(1, store.conflicts(), "b and c still share the external IP");
-        assertFalse(s2.errors().containsKey("conflict 10.96.0.10:80/TCP"));
+        assertFalse(s2.errors().containsKey(new Problem(Problem.Kind.CONFLICT, "10.96.0.10:80/TCP")));
         syncer.sync(s2.state(), s2.changed());
         String t2 = fake.readTable(Family.IP, "nftproxy").toString();
         assertTrue(t2.contains("10.244.0.2 . 8080") && !t2.contains("10.244.0.1 . 8080"), "a partial sync moved it: " + t2);

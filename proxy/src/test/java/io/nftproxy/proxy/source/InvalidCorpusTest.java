@@ -80,7 +80,8 @@ class InvalidCorpusTest {
         } finally {
             log.setLevel(level);
         }
-        Map<String, String> errors = snap.errors();
+        Map<String, String> errors = new java.util.HashMap<>();
+        snap.errors().forEach((problem, message) -> errors.put(problem.subject(), message)); // by the object's name
         List<String> unnamed = new ArrayList<>();
         for (int i = 0; i < bad.size(); i++) {
             if (!errors.containsKey("Service corpus/" + bad.get(i))) {

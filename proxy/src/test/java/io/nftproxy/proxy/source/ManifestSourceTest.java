@@ -133,18 +133,18 @@ class ManifestSourceTest {
             src.start(true);
             store.snapshot();
             replace("a.yaml", "kind: Service\nmetadata: {name: [broken\n");
-            eventually(() -> store.snapshot().errors().containsKey("file a.yaml"), "the error is reported");
+            eventually(() -> store.snapshot().errors().containsKey(Problem.source("file a.yaml")), "the error is reported");
             replace("b.yaml", service(2, "10.244.0.3"));
             eventually(() -> addresses(store.snapshot().state(), 2).equals(List.of("10.244.0.3:8080")),
                     "the other file still applies");
             ProxyState s = store.snapshot().state();
             assertEquals(List.of("10.244.0.1:8080"), addresses(s, 1), "the broken file's last good content stays");
-            String err = store.snapshot().errors().get("file a.yaml");
+            String err = store.snapshot().errors().get(Problem.source("file a.yaml"));
             assertTrue(err.contains("does not parse") && err.contains("line"), err);
 
             replace("a.yaml", service(1, "10.244.0.4"));
             eventually(() -> addresses(store.snapshot().state(), 1).equals(List.of("10.244.0.4:8080")), "fixed file applies");
-            assertFalse(store.snapshot().errors().containsKey("file a.yaml"));
+            assertFalse(store.snapshot().errors().containsKey(Problem.source("file a.yaml")));
         }
     }
 
@@ -202,7 +202,7 @@ class ManifestSourceTest {
         try (ManifestSource src = new ManifestSource(dir, store)) {
             src.start(false);
             ObjectStore.Snapshot s = store.snapshot();
-            assertTrue(s.errors().get("file big.yaml").contains("the limit is 64 MiB"), s.errors().toString());
+            assertTrue(s.errors().get(Problem.source("file big.yaml")).contains("the limit is 64 MiB"), s.errors().toString());
             assertEquals(1, s.state().services().size());
             assertEquals(1, src.filesRead(), "the big file was not read");
         }
