@@ -18,6 +18,7 @@ import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.sandbox.Sandbox;
 
 /**
  * The API server goes away and comes back (same address, same objects): what the proxy knew stays
@@ -31,14 +32,7 @@ class ApiOutageTest {
     }
 
     static void eventually(java.util.concurrent.Callable<Boolean> c, String what) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (System.nanoTime() < deadline) {
-            if (c.call()) {
-                return;
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("not within 90 s: " + what);
+        Sandbox.eventually(Duration.ofSeconds(90), c, what); // reconnecting informers back off for seconds
     }
 
     @Test

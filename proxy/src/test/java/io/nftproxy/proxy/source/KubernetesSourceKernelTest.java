@@ -23,6 +23,7 @@ import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sandbox.Sandbox;
 import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncLoop;
 import io.nftproxy.proxy.sync.Syncer;
@@ -50,14 +51,7 @@ class KubernetesSourceKernelTest {
     }
 
     static void eventually(java.util.concurrent.Callable<Boolean> check, String what) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (System.nanoTime() < deadline) {
-            if (check.call()) {
-                return;
-            }
-            Thread.sleep(25);
-        }
-        throw new AssertionError("not within 20s: " + what);
+        Sandbox.eventually(Duration.ofSeconds(20), check, what);
     }
 
     @Test

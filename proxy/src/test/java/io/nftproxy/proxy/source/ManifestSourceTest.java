@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -18,6 +19,7 @@ import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.sandbox.Sandbox;
 
 /** The watched manifest directory, against a store: what is read again, and what reaches the store. */
 class ManifestSourceTest {
@@ -48,14 +50,7 @@ class ManifestSourceTest {
     }
 
     private static void eventually(Callable<Boolean> cond, String what) throws Exception {
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (cond.call()) {
-                return;
-            }
-            Thread.sleep(10); // polling a condition with a deadline: the watcher runs on its own thread
-        }
-        throw new AssertionError("not within 20 s: " + what);
+        Sandbox.eventually(Duration.ofSeconds(20), cond, what); // the watcher runs on its own thread
     }
 
     private static List<String> addresses(ProxyState s, int i) {

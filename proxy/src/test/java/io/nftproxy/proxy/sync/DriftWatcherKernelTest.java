@@ -11,6 +11,7 @@ import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
+import io.nftproxy.proxy.sandbox.Sandbox;
 import io.nftproxy.testkit.Kernel;
 import io.nftproxy.testkit.TestNetns;
 
@@ -20,14 +21,8 @@ import io.nftproxy.testkit.TestNetns;
  */
 class DriftWatcherKernelTest {
 
-    private static void eventually(java.util.function.BooleanSupplier cond, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within 10 s: " + what);
-            }
-            Thread.sleep(10); // the watcher reports on its own thread
-        }
+    private static void eventually(java.util.function.BooleanSupplier cond, String what) throws Exception {
+        Sandbox.eventually(java.time.Duration.ofSeconds(10), cond::getAsBoolean, what); // the watcher reports on its own thread
     }
 
     @Test
