@@ -301,10 +301,15 @@ public final class DaemonBench {
 
     /** This process's resident set, from /proc. */
     public static long rss() {
+        return status(ProcessHandle.current().pid(), "VmRSS:");
+    }
+
+    /** A size in /proc/PID/status ({@code VmRSS:}, {@code VmHWM:}), in bytes; -1 once the process is gone. */
+    public static long status(long pid, String field) {
         try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmRSS:")) {
-                    return Long.parseLong(line.substring(6).trim().split("\\s+")[0]) * 1024;
+            for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+                if (line.startsWith(field)) {
+                    return Long.parseLong(line.substring(field.length()).trim().split("\\s+")[0]) * 1024;
                 }
             }
         } catch (IOException | NumberFormatException e) {

@@ -89,8 +89,8 @@ public final class ProcessDaemonBench {
             }
             Arrays.sort(lat);
             long heap = heapAfterGc(jvm.get(0), p.pid());
-            long rss = status(p.pid(), "VmRSS:");
-            long peak = status(p.pid(), "VmHWM:");
+            long rss = DaemonBench.status(p.pid(), "VmRSS:");
+            long peak = DaemonBench.status(p.pid(), "VmHWM:");
             if (!p.isAlive()) {
                 throw new IllegalStateException("the daemon exited (" + p.exitValue() + "): " + log.tail());
             }
@@ -151,19 +151,6 @@ public final class ProcessDaemonBench {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         p.waitFor();
         return out;
-    }
-
-    private static long status(long pid, String field) {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-                if (line.startsWith(field)) {
-                    return Long.parseLong(line.substring(field.length()).trim().split("\\s+")[0]) * 1024;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            return -1;
-        }
-        return -1;
     }
 
     /** Reads the daemon's log as it comes: when the first full sync was logged, and the last lines for errors. */

@@ -295,7 +295,7 @@ final class BenchCommand implements Callable<Integer> {
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             long peak = 0;
             while (!p.waitFor(5, TimeUnit.MILLISECONDS)) {
-                peak = Math.max(peak, peakRss(p.pid()));
+                peak = Math.max(peak, DaemonBench.status(p.pid(), "VmHWM:"));
             }
             long took = System.nanoTime() - t0;
             System.out.printf("          run --manifests (%.1f MB of YAML) --once, fresh JVM: %.0f ms wall, peak RSS >= %d MB, exit %d%n",
@@ -333,20 +333,6 @@ final class BenchCommand implements Callable<Integer> {
         }
         cmd.addAll(List.of("-cp", jar.toString(), Main.class.getName()));
         return cmd;
-    }
-
-    /** VmHWM of a live process, 0 once it is gone. */
-    private static long peakRss(long pid) {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-                if (line.startsWith("VmHWM:")) {
-                    return Long.parseLong(line.substring(6).trim().split("\\s+")[0]) * 1024;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            return 0;
-        }
-        return 0;
     }
 
     private void compare(ProxyState state, String ours, long oursNanos) throws Exception {
