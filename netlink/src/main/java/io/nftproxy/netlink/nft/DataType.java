@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.nft;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -78,7 +79,7 @@ public record DataType(int id, String name, int length) {
         if (fields.size() == 1) {
             return fields.get(0);
         }
-        java.util.List<String> names = new java.util.ArrayList<>();
+        List<String> names = new ArrayList<>();
         fields.forEach(f -> names.add(f.name()));
         return new DataType(concatId(fields), String.join(" . ", names), keyLength(fields));
     }
@@ -94,7 +95,7 @@ public record DataType(int id, String name, int length) {
         if (single != null && single.length == keyLen) {
             return List.of(single);
         }
-        java.util.ArrayList<DataType> out = new java.util.ArrayList<>();
+        ArrayList<DataType> out = new ArrayList<>();
         int rest = id;
         while (rest != 0) {
             DataType t = byId(rest & ((1 << TYPE_BITS) - 1));

@@ -7,9 +7,14 @@ import static io.nftproxy.netlink.msg.Netlink.NLM_F_REPLACE;
 import static io.nftproxy.netlink.msg.Netlink.NLM_F_REQUEST;
 import static io.nftproxy.netlink.nft.NfTables.*;
 
+import java.io.ByteArrayOutputStream;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import java.util.function.IntSupplier;
 
 import io.nftproxy.netlink.msg.Attrs;
@@ -37,11 +42,11 @@ public final class NftCodec {
      * objects' constructors check what they need with {@code requireNonNull}, buffers check their
      * bounds). An expression we do not model is no error: it reads as {@code Opaque}.
      */
-    static <T> T decoding(NlMessage m, java.util.function.Function<NlMessage, T> decoder) {
+    static <T> T decoding(NlMessage m, Function<NlMessage, T> decoder) {
         try {
             return decoder.apply(m);
         } catch (IllegalArgumentException | NullPointerException | IndexOutOfBoundsException
-                 | java.nio.BufferUnderflowException | IllegalStateException e) {
+                 | BufferUnderflowException | IllegalStateException e) {
             throw new IllegalArgumentException("malformed nf_tables message " + describe(m.nfMsgType()) + " (seq " + m.seq()
                     + "): " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
         }
@@ -398,7 +403,7 @@ public final class NftCodec {
      * host-order values such as marks) and the comment. The kernel stores it opaquely.
      */
     static byte[] setUdata(NftSet s) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         udataU32(out, NFTNL_UDATA_SET_KEYBYTEORDER, s.key().size() > 1 ? 0 : s.key().get(0).byteorder());
         if (s.data() != null) {
             udataU32(out, NFTNL_UDATA_SET_DATABYTEORDER, s.isVerdictMap() ? 0 : s.data().byteorder());
@@ -409,11 +414,11 @@ public final class NftCodec {
         return out.toByteArray();
     }
 
-    private static void udataU32(java.io.ByteArrayOutputStream out, int type, int value) {
+    private static void udataU32(ByteArrayOutputStream out, int type, int value) {
         out.write(type);
         out.write(4);
         // Host order, as libnftnl writes a uint32_t.
-        out.writeBytes(java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.nativeOrder()).putInt(value).array());
+        out.writeBytes(ByteBuffer.allocate(4).order(ByteOrder.nativeOrder()).putInt(value).array());
     }
 
     static String udataString(byte[] udata, int type) {

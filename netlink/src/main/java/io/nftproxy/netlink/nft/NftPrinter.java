@@ -1,6 +1,7 @@
 package io.nftproxy.netlink.nft;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -203,7 +204,7 @@ public final class NftPrinter {
 
     private static Bytes allOnes(int len) {
         byte[] a = new byte[len];
-        java.util.Arrays.fill(a, (byte) 0xff);
+        Arrays.fill(a, (byte) 0xff);
         return Bytes.of(a);
     }
 

@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.nft;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
 
@@ -17,7 +18,7 @@ public record Rule(Family family, String table, String chain, List<Expr> exprs, 
         NftSyntax.checkName("table", table);
         NftSyntax.checkName("chain", chain);
         exprs = List.copyOf(exprs);
-        if (comment != null && comment.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 127) {
+        if (comment != null && comment.getBytes(StandardCharsets.UTF_8).length > 127) {
             throw new IllegalArgumentException("rule comment longer than 127 bytes: " + comment);
         }
     }

@@ -2,7 +2,9 @@ package io.nftproxy.netlink.nft;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * An ordered list of operations that the kernel applies as one nfnetlink batch: all of them, or
@@ -66,7 +68,7 @@ public final class Transaction {
     public String toString() {
         // Element keys print by their set's type when the set is declared in this transaction.
         // Sets are found by family and table too: ip and ip6 tables hold sets of the same name.
-        java.util.Map<String, NftSet> sets = new java.util.HashMap<>();
+        Map<String, NftSet> sets = new HashMap<>();
         for (Op op : ops) {
             if (op.object() instanceof NftSet s) {
                 sets.put(setKey(s, s.name()), s);

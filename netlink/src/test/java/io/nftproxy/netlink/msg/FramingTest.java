@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -30,7 +31,7 @@ class FramingTest {
         assertEquals((short) 0x0a03, bb.getShort(4));
         assertEquals(42, bb.getInt(8));
         // nfgenmsg: family, version, big-endian resource id
-        assertArrayEquals(new byte[] {2, 0, 0, 0x0a}, java.util.Arrays.copyOfRange(b, 16, 20));
+        assertArrayEquals(new byte[] {2, 0, 0, 0x0a}, Arrays.copyOfRange(b, 16, 20));
 
         List<NlMessage> msgs = NlMessage.split(ByteBuffer.wrap(b));
         assertEquals(1, msgs.size());

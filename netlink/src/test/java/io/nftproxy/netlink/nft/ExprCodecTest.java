@@ -13,8 +13,9 @@ import org.junit.jupiter.api.Test;
 
 import io.nftproxy.netlink.msg.Attrs;
 import io.nftproxy.netlink.msg.MessageWriter;
-import io.nftproxy.netlink.nft.expr.Expr;
+import io.nftproxy.netlink.msg.NlMessage;
 import io.nftproxy.netlink.nft.expr.Counter;
+import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.netlink.nft.expr.Exprs;
 import io.nftproxy.netlink.nft.expr.Immediate;
 import io.nftproxy.netlink.nft.expr.Opaque;
@@ -48,7 +49,7 @@ class ExprCodecTest {
             MessageWriter w = new MessageWriter(256);
             int[] seq = {100};
             NftCodec.encode(w, op, () -> seq[0]++, 0);
-            for (io.nftproxy.netlink.msg.NlMessage m : io.nftproxy.netlink.msg.NlMessage.split(w.finish())) {
+            for (NlMessage m : NlMessage.split(w.finish())) {
                 NftObject back = switch (m.nfMsgType()) {
                     case NfTables.NFT_MSG_NEWTABLE -> NftCodec.decodeTable(m);
                     case NfTables.NFT_MSG_NEWCHAIN -> NftCodec.decodeChain(m);
@@ -73,11 +74,11 @@ class ExprCodecTest {
         int[] seq = {0};
         NftCodec.encode(w, new Op(Op.Verb.ADD, Elements.of(s, els)), () -> seq[0]++, 0);
         List<SetElement> back = new ArrayList<>();
-        for (io.nftproxy.netlink.msg.NlMessage m : io.nftproxy.netlink.msg.NlMessage.split(w.finish())) {
+        for (NlMessage m : NlMessage.split(w.finish())) {
             back.addAll(NftCodec.decodeElements(m).elements());
         }
         assertEquals(els, back);
-        assertEquals(seq[0], io.nftproxy.netlink.msg.NlMessage.split(w.finish()).size());
+        assertEquals(seq[0], NlMessage.split(w.finish()).size());
         assertEquals(true, seq[0] > 1);
     }
 
@@ -93,7 +94,7 @@ class ExprCodecTest {
         MessageWriter w = new MessageWriter(512);
         NftCodec.encodeRule(w, Op.Verb.ADD, theirs, 1, 0);
         byte[] sent = w.toByteArray();
-        Rule read = NftCodec.decodeRule(io.nftproxy.netlink.msg.NlMessage.split(ByteBuffer.wrap(sent)).get(0));
+        Rule read = NftCodec.decodeRule(NlMessage.split(ByteBuffer.wrap(sent)).get(0));
         assertEquals(theirs.exprs(), read.exprs());
         assertEquals(new Opaque("tproxy", tproxy), read.exprs().get(1));
         MessageWriter again = new MessageWriter(512);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 
 import org.junit.jupiter.api.Test;
 
@@ -15,7 +16,7 @@ import io.nftproxy.testkit.TestNetns;
 
 /** Changes made by another process reach us as decoded events. */
 class MonitorKernelTest {
-    private static List<NftEvent> collectUntil(NftMonitor m, java.util.function.Predicate<NftEvent> last)
+    private static List<NftEvent> collectUntil(NftMonitor m, Predicate<NftEvent> last)
             throws NftException {
         List<NftEvent> seen = new ArrayList<>();
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();

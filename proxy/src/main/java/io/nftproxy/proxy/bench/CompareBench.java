@@ -10,10 +10,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
 
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Endpoint;
@@ -22,9 +27,6 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.sandbox.Sandbox;
-import me.tongfei.progressbar.ConsoleProgressBarConsumer;
-import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
 
 /**
  * Backends side by side on the same generated services, each in a fresh network namespace: a
@@ -139,7 +141,7 @@ public final class CompareBench {
                         }
                         rows.add(new Row("sync", b, n, "full", new long[] {full}, ""));
                         bar.step();
-                        Map<String, List<Long>> samples = new java.util.LinkedHashMap<>();
+                        Map<String, List<Long>> samples = new LinkedHashMap<>();
                         ProxyState before = base;
                         String over = "";
                         changes:

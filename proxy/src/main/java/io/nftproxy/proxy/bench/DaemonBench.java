@@ -8,14 +8,18 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
@@ -25,6 +29,7 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
+
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
@@ -33,6 +38,7 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.source.KubernetesSource;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
@@ -50,7 +56,7 @@ import io.nftproxy.proxy.sync.Syncer;
  */
 public final class DaemonBench {
     private static final Duration DEADLINE = Duration.ofMinutes(2);
-    private static final java.util.logging.Logger MOCK_LOG = java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
+    private static final Logger MOCK_LOG = Logger.getLogger("io.fabric8.mockwebserver");
 
     private DaemonBench() {
     }
@@ -146,7 +152,7 @@ public final class DaemonBench {
             }
         } finally {
             try (var s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
     }
@@ -181,7 +187,7 @@ public final class DaemonBench {
             long[] lat = new long[repeats];
             long start;
             try (NftClient client = NftClient.open(NetNamespace.named(netns)); ManifestSource src = new ManifestSource(dir, store);
-                 io.nftproxy.proxy.server.ProxyServer server = new io.nftproxy.proxy.server.ProxyServer(cfg, store, client,
+                 ProxyServer server = new ProxyServer(cfg, store, client,
                          NetNamespace.named(netns), null, null, times)) {
                 long t0 = System.nanoTime();
                 src.start(false);
@@ -205,7 +211,7 @@ public final class DaemonBench {
             return new Figures(start, lat, new long[0], 0, rss(), 0);
         } finally {
             try (var s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
     }
@@ -226,7 +232,7 @@ public final class DaemonBench {
      */
     public static Figures informers(ProxyConfig cfg, ProxyState state, String netns, int changes) throws Exception {
         // The mock server logs every request through java.util.logging; a bench run makes thousands.
-        MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
+        MOCK_LOG.setLevel(Level.WARNING);
         KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(),
                 new KubernetesCrudDispatcher(), false);
         server.init();
@@ -268,7 +274,7 @@ public final class DaemonBench {
         }
     }
 
-    private static io.fabric8.kubernetes.api.model.Service service(ServicePort svc) {
+    private static Service service(ServicePort svc) {
         ServiceBuilder b = new ServiceBuilder().withNewMetadata().withName(svc.id().name()).withNamespace(svc.id().namespace())
                 .endMetadata().withNewSpec().withClusterIP(svc.clusterIPs().get(0).getHostAddress())
                 .withType(svc.nodePort() != 0 ? "NodePort" : "ClusterIP")

@@ -1,5 +1,6 @@
 package io.nftproxy.proxy.bench;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,10 +23,10 @@ public final class IptablesLayout {
             if (line.startsWith("*")) {
                 table = out.computeIfAbsent(line.substring(1), k -> new LinkedHashMap<>());
             } else if (line.startsWith(":") && table != null) {
-                table.computeIfAbsent(line.substring(1, line.indexOf(' ')), k -> new java.util.ArrayList<>());
+                table.computeIfAbsent(line.substring(1, line.indexOf(' ')), k -> new ArrayList<>());
             } else if (line.startsWith("-A ") && table != null) {
                 String chain = line.substring(3, line.indexOf(' ', 3));
-                table.computeIfAbsent(chain, k -> new java.util.ArrayList<>()).add(line);
+                table.computeIfAbsent(chain, k -> new ArrayList<>()).add(line);
             }
         }
         return out;

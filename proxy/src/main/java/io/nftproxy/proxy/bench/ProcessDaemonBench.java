@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -103,7 +104,7 @@ public final class ProcessDaemonBench {
                 }
             }
             try (var s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+                s.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
             }
         }
     }

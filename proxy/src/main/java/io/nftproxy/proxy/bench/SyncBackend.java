@@ -2,10 +2,14 @@ package io.nftproxy.proxy.bench;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 import io.nftproxy.ffi.NetNamespace;
@@ -56,7 +60,7 @@ public interface SyncBackend extends AutoCloseable {
     static long run(String netns, List<String> cmd, String stdin, Duration budget) throws Exception {
         List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", netns));
         full.addAll(cmd);
-        java.nio.file.Path log = java.nio.file.Files.createTempFile("nftproxy-bench", ".out");
+        Path log = Files.createTempFile("nftproxy-bench", ".out");
         try {
             long t0 = System.nanoTime();
             // Output to a file: reading a pipe here would wait for the process, whatever the budget.
@@ -79,12 +83,12 @@ public interface SyncBackend extends AutoCloseable {
             }
             long took = System.nanoTime() - t0;
             if (p.exitValue() != 0) {
-                String out = java.nio.file.Files.readString(log);
+                String out = Files.readString(log);
                 throw new IOException(String.join(" ", cmd) + " failed: " + out.substring(0, Math.min(out.length(), 2000)).trim());
             }
             return took;
         } finally {
-            java.nio.file.Files.deleteIfExists(log);
+            Files.deleteIfExists(log);
         }
     }
 
@@ -174,7 +178,7 @@ public interface SyncBackend extends AutoCloseable {
         public long full(ProxyState s, Duration budget) throws Exception {
             // Untimed: our chains and the jumps from the built-in chains, as kube-proxy sets them up
             // once; then the timed restore of the whole ruleset, as its full sync does.
-            new IptablesSyncer(cfg, netns).sync(new ProxyState(new java.util.TreeMap<>(), java.util.Map.of(), s.node()), null);
+            new IptablesSyncer(cfg, netns).sync(new ProxyState(new TreeMap<>(), Map.of(), s.node()), null);
             last = renderer.render(s, IpFamily.V4).restore();
             return run(netns, List.of("iptables-restore", "-w", "--noflush"), last, budget);
         }

@@ -8,13 +8,26 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntUnaryOperator;
+import java.util.function.ObjIntConsumer;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.proxy.bench.BenchState;
+import io.nftproxy.proxy.bench.BenchYaml;
+import io.nftproxy.proxy.bench.CompareBench;
+import io.nftproxy.proxy.bench.DaemonBench;
+import io.nftproxy.proxy.bench.KubeProxyNftLayout;
+import io.nftproxy.proxy.bench.ProcessDaemonBench;
+import io.nftproxy.proxy.bench.Report;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
@@ -24,16 +37,9 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.model.VersionedMap;
-import io.nftproxy.proxy.bench.BenchState;
-import io.nftproxy.proxy.bench.BenchYaml;
-import io.nftproxy.proxy.bench.DaemonBench;
-import io.nftproxy.proxy.bench.KubeProxyNftLayout;
-import io.nftproxy.proxy.bench.ProcessDaemonBench;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.sync.SyncResult;
 import io.nftproxy.proxy.sync.Syncer;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 
 /**
  * The benchmark harness: full syncs of N services x k endpoints into a fresh network namespace,
@@ -129,8 +135,8 @@ final class BenchCommand implements Callable<Integer> {
         List<Integer> dataPlane = quick ? List.of(10, 1000) : connectServices;
         int reps = quick ? 5 : repetitions;
         int conns = quick ? 100 : connects;
-        java.time.Duration limit = quick ? java.time.Duration.ofSeconds(60) : Durations.parse(budget);
-        io.nftproxy.proxy.bench.CompareBench bench = new io.nftproxy.proxy.bench.CompareBench(backends, endpoints, reps, limit);
+        Duration limit = quick ? Duration.ofSeconds(60) : Durations.parse(budget);
+        CompareBench bench = new CompareBench(backends, endpoints, reps, limit);
         bench.syncs(sizes);
         if (!noDataPlane) {
             bench.connects(dataPlane, conns);
@@ -138,8 +144,8 @@ final class BenchCommand implements Callable<Integer> {
         String command = "bench " + (quick ? "--quick" : "--compare --services " + join(sizes) + " --endpoints " + endpoints
                 + " --repetitions " + reps + " --connect-services " + join(dataPlane) + " --connects " + conns) + " --backends "
                 + String.join(",", backends);
-        io.nftproxy.proxy.bench.Report.write(out, bench.rows(), command);
-        System.out.print(io.nftproxy.proxy.bench.Report.markdown(bench.rows(), command));
+        Report.write(out, bench.rows(), command);
+        System.out.print(Report.markdown(bench.rows(), command));
         System.out.println("written: " + out.resolve("results.csv") + ", " + out.resolve("report.md") + ", "
                 + out.resolve("sync.png") + ", " + out.resolve("connect.png"));
         return 0;
@@ -227,7 +233,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private interface DaemonRun {
-        DaemonBench.Figures run(io.nftproxy.proxy.config.ProxyConfig cfg, String netns) throws Exception;
+        DaemonBench.Figures run(ProxyConfig cfg, String netns) throws Exception;
     }
 
     private void daemon(String what, ProxyState state, String netns, DaemonRun body) throws Exception {
@@ -247,8 +253,8 @@ final class BenchCommand implements Callable<Integer> {
 
     private long[] timeChanges(Syncer syncer, VersionedMap<ServicePortName, ServicePort> svcs,
                                VersionedMap<ServicePortName, List<Endpoint>> eps, ProxyState state,
-                               java.util.function.IntUnaryOperator pick,
-                               java.util.function.ObjIntConsumer<List<Endpoint>> mutate) throws Exception {
+                               IntUnaryOperator pick,
+                               ObjIntConsumer<List<Endpoint>> mutate) throws Exception {
         long[] lat = new long[changes];
         for (int c = 0; c < changes; c++) {
             ServicePortName id = new ServicePortName("bench", "svc-" + pick.applyAsInt(c), "http", Protocol.TCP);
@@ -303,7 +309,7 @@ final class BenchCommand implements Callable<Integer> {
         } finally {
             exec("ip", "netns", "del", other);
             try (var s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
     }
@@ -353,6 +359,6 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private static void exec(String... cmd) throws IOException, InterruptedException {
-        io.nftproxy.proxy.bench.CompareBench.exec(cmd);
+        CompareBench.exec(cmd);
     }
 }

@@ -2,12 +2,15 @@ package io.nftproxy.proxy.cli;
 
 import java.util.concurrent.Callable;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.iptables.IptablesSyncer;
 
 /** Removes everything nftproxy created: its tables, in one transaction. */
 @Command(name = "cleanup", mixinStandardHelpOptions = true, description = "Delete everything nftproxy created.")
@@ -22,8 +25,8 @@ final class CleanupCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if ("iptables".equals(mode)) {
-            new io.nftproxy.proxy.iptables.IptablesSyncer(
-                    io.nftproxy.proxy.config.ProxyConfig.defaults("cleanup"), ns.netns).cleanup();
+            new IptablesSyncer(
+                    ProxyConfig.defaults("cleanup"), ns.netns).cleanup();
             System.out.println("removed the KUBE-* chains and their jumps (iptables and ip6tables)");
             return 0;
         }

@@ -3,11 +3,15 @@ package io.nftproxy.proxy.cli;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,19 +19,22 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
 import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
-import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncResult;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 
 /**
  * A guided tour in a sandbox: network namespaces for a node, pods and clients; the example
@@ -77,12 +84,12 @@ final class DemoCommand implements Callable<Integer> {
 
             step("Running nftproxy for the node on " + (manifests != null ? dir : "the built-in example manifests")
                     + ": rules go in over netlink (no nft binary involved)");
-            ProxyConfig cfg = new ProxyConfig("demo-node", List.of(io.nftproxy.netlink.nft.Inet.parse(Sandbox.NODE_IP)),
+            ProxyConfig cfg = new ProxyConfig("demo-node", List.of(Inet.parse(Sandbox.NODE_IP)),
                     List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
                     Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
             ObjectStore store = new ObjectStore("demo-node");
             SyncResult[] first = new SyncResult[1];
-            io.nftproxy.proxy.sync.SyncListener record = new io.nftproxy.proxy.sync.SyncListener() {
+            SyncListener record = new SyncListener() {
                 @Override
                 public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
                     if (first[0] == null) {
@@ -96,8 +103,8 @@ final class DemoCommand implements Callable<Integer> {
             };
             NftClient nft = NftClient.open(s.node.ns());
             ManifestSource src = new ManifestSource(dir, store);
-            ProxyServer proxy = new ProxyServer(cfg, store, nft, s.node.ns(), new java.net.InetSocketAddress("127.0.0.1", 0),
-                    new java.net.InetSocketAddress("127.0.0.1", 0), record);
+            ProxyServer proxy = new ProxyServer(cfg, store, nft, s.node.ns(), new InetSocketAddress("127.0.0.1", 0),
+                    new InetSocketAddress("127.0.0.1", 0), record);
             running = new AutoCloseable[] {proxy, src, nft};
             src.start(true);
             proxy.start();
@@ -145,7 +152,7 @@ final class DemoCommand implements Callable<Integer> {
                     got.add(String.valueOf(s.tcp(podClients, c, "10.96.0.12", 80).answeredBy()));
                 }
                 out.printf("  client %-12s -> %s%n", c, String.join(", ", got));
-                sticky &= new java.util.HashSet<>(got).size() == 1 && !got.contains("null");
+                sticky &= new HashSet<>(got).size() == 1 && !got.contains("null");
             }
             conclude(sticky, "each client stays with one pod", "a client moved between pods", unexpected);
 
@@ -159,7 +166,7 @@ final class DemoCommand implements Callable<Integer> {
 
             step("Metrics, as kube-proxy exports them: " + metricsUrl + "  (health: http://127.0.0.1:"
                     + proxy.healthPort() + "/healthz)");
-            String scraped = new String(new java.net.URL(metricsUrl).openStream().readAllBytes(), StandardCharsets.UTF_8);
+            String scraped = new String(new URL(metricsUrl).openStream().readAllBytes(), StandardCharsets.UTF_8);
             scraped.lines().filter(l -> l.startsWith("kubeproxy_sync_proxy_rules_duration_seconds_count")
                     || l.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds")
                     || l.startsWith("nftproxy_owned_objects")).forEach(l -> out.println("  " + l));
@@ -250,7 +257,7 @@ final class DemoCommand implements Callable<Integer> {
 
     static void deleteTree(Path dir) throws IOException {
         try (var s = Files.walk(dir)) {
-            s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.cli;
 
 import io.nftproxy.ffi.Errno;
+import io.nftproxy.ffi.NativeException;
 import io.nftproxy.netlink.nft.NftException;
 
 /** Turns failures into messages that say what to do. */
@@ -16,11 +17,11 @@ final class Errors {
         if (t instanceof NftException ne && ne.isPermissionDenied()) {
             return ne.getMessage() + " -- run as root or with CAP_NET_ADMIN";
         }
-        if (t instanceof io.nftproxy.ffi.NativeException ne && ne.errno() == Errno.ENOENT
+        if (t instanceof NativeException ne && ne.errno() == Errno.ENOENT
                 && ne.getMessage().contains("/run/netns")) {
             return ne.getMessage() + " -- create it with 'ip netns add NAME' or check --netns";
         }
-        if (t.getCause() instanceof io.nftproxy.ffi.NativeException ne && ne.errno() == Errno.ENOENT
+        if (t.getCause() instanceof NativeException ne && ne.errno() == Errno.ENOENT
                 && t.getMessage().contains("/run/netns")) {
             return t.getMessage() + " -- create it with 'ip netns add NAME' or check --netns";
         }

@@ -2,16 +2,18 @@ package io.nftproxy.proxy.cli;
 
 import java.io.IOException;
 import java.io.StringWriter;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
-
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
+import java.util.Locale;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.IThrowableProxy;
 import ch.qos.logback.classic.spi.ThrowableProxyUtil;
 import ch.qos.logback.core.encoder.EncoderBase;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import org.slf4j.event.KeyValuePair;
 
 /**
  * One JSON object a line, in the shape of Kubernetes components' {@code --logging-format json}:
@@ -34,13 +36,13 @@ public final class JsonLogEncoder extends EncoderBase<ILoggingEvent> {
         try (JsonGenerator g = JSON.createGenerator(out)) {
             g.writeStartObject();
             g.writeFieldName("ts");
-            g.writeNumber(java.math.BigDecimal.valueOf(e.getTimeStamp(), 3)); // 1795377191.222, as klog writes it
+            g.writeNumber(BigDecimal.valueOf(e.getTimeStamp(), 3)); // 1795377191.222, as klog writes it
             g.writeStringField("caller", e.getLoggerName().substring(e.getLoggerName().lastIndexOf('.') + 1));
-            g.writeStringField("level", e.getLevel().toString().toLowerCase(java.util.Locale.ROOT));
+            g.writeStringField("level", e.getLevel().toString().toLowerCase(Locale.ROOT));
             g.writeStringField("msg", e.getFormattedMessage());
             g.writeNumberField("v", verbosity(e.getLevel()));
             if (e.getKeyValuePairs() != null) {
-                for (org.slf4j.event.KeyValuePair kv : e.getKeyValuePairs()) {
+                for (KeyValuePair kv : e.getKeyValuePairs()) {
                     g.writeFieldName(kv.key);
                     if (kv.value instanceof Number n) {
                         g.writeNumber(n.toString());

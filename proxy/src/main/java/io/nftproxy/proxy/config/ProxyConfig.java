@@ -4,6 +4,7 @@ import java.net.InetAddress;
 import java.time.Duration;
 import java.util.List;
 
+import io.nftproxy.netlink.nft.NftSyntax;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.IpFamily;
 
@@ -57,7 +58,7 @@ public record ProxyConfig(
                     + " to --min-sync-period (" + minSyncPeriod.toMillis() + " ms)");
         }
         try {
-            io.nftproxy.netlink.nft.NftSyntax.checkName("--table", table);
+            NftSyntax.checkName("--table", table);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(e.getMessage().length() > 120 ? e.getMessage().substring(0, 120) + "..." : e.getMessage());
         }

@@ -2,6 +2,7 @@ package io.nftproxy.proxy.health;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -106,7 +107,7 @@ public final class ServiceHealthServers implements AutoCloseable {
         String name = s.id().name();
         try {
             // The socket is made here, so in the namespace of the calling thread.
-            java.nio.channels.ServerSocketChannel ch = netns == null ? ProbeServer.open(new InetSocketAddress(port))
+            ServerSocketChannel ch = netns == null ? ProbeServer.open(new InetSocketAddress(port))
                     : netns.call(() -> ProbeServer.open(new InetSocketAddress(port)));
             // Load balancers probe any path: every path answers.
             ProbeServer server = new ProbeServer("healthcheck-" + port, ch, Map.of(), req -> {

@@ -2,6 +2,7 @@ package io.nftproxy.proxy.http;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
@@ -11,11 +12,15 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -64,7 +69,7 @@ public final class ProbeServer implements AutoCloseable {
         }
 
         public Response withHeader(String name, String value) {
-            Map<String, String> h = new java.util.LinkedHashMap<>(headers);
+            Map<String, String> h = new LinkedHashMap<>(headers);
             h.put(name, value);
             return new Response(status, contentType, body, h);
         }
@@ -146,7 +151,7 @@ public final class ProbeServer implements AutoCloseable {
     public static ServerSocketChannel open(InetSocketAddress at) throws IOException {
         ServerSocketChannel ch = ServerSocketChannel.open();
         try {
-            ch.setOption(java.net.StandardSocketOptions.SO_REUSEADDR, true);
+            ch.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             ch.bind(at, 128);
             return ch;
         } catch (IOException e) {
@@ -303,7 +308,7 @@ public final class ProbeServer implements AutoCloseable {
         if (first.length != 3 || !first[2].startsWith("HTTP/1.") || first[0].isEmpty() || !first[1].startsWith("/")) {
             return null;
         }
-        Map<String, String> headers = new java.util.HashMap<>();
+        Map<String, String> headers = new HashMap<>();
         for (int i = 1; i < lines.length; i++) {
             int colon = lines[i].indexOf(':');
             if (colon <= 0) {
@@ -312,7 +317,7 @@ public final class ProbeServer implements AutoCloseable {
                 }
                 continue;
             }
-            headers.put(lines[i].substring(0, colon).trim().toLowerCase(java.util.Locale.ROOT), lines[i].substring(colon + 1).trim());
+            headers.put(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).trim());
         }
         String target = first[1];
         int q = target.indexOf('?');
@@ -395,7 +400,7 @@ public final class ProbeServer implements AutoCloseable {
     }
 
     /** A tiny future for a count computed on the selector thread. */
-    private static final class CompletableCount extends java.util.concurrent.CompletableFuture<Integer> {
+    private static final class CompletableCount extends CompletableFuture<Integer> {
         int await() {
             try {
                 return get(5, TimeUnit.SECONDS);

@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Set;
 
 import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.config.LocalDetection;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
@@ -249,7 +250,7 @@ public final class IptablesRenderer {
          * {@code negate}, not from them); null when it cannot tell in this family.
          */
         String localTraffic(boolean negate) {
-            io.nftproxy.proxy.config.LocalDetection d = config.localDetection();
+            LocalDetection d = config.localDetection();
             if (!d.implemented(config, state.node(), f)) {
                 return null;
             }

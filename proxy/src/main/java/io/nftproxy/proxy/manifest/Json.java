@@ -5,9 +5,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 
 /**
@@ -27,7 +29,7 @@ public final class Json {
     }
 
     /** Hands each top-level value to {@code sink} as soon as it is read. */
-    public static void documents(String text, java.util.function.Consumer<Object> sink) {
+    public static void documents(String text, Consumer<Object> sink) {
         try (JsonParser p = FACTORY.createParser(text)) {
             while (p.nextToken() != null) {
                 Object v = value(p);
@@ -42,7 +44,7 @@ public final class Json {
     }
 
     private static String location(IOException e) {
-        if (e instanceof com.fasterxml.jackson.core.JsonProcessingException j && j.getLocation() != null) {
+        if (e instanceof JsonProcessingException j && j.getLocation() != null) {
             return " (line " + j.getLocation().getLineNr() + ", column " + j.getLocation().getColumnNr() + ")";
         }
         return "";

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -32,7 +33,7 @@ public final class Yaml {
     }
 
     /** How many documents the fast reader has handed to the reference reader (for tests and profiling). */
-    private static final java.util.concurrent.atomic.AtomicLong FALLBACKS = new java.util.concurrent.atomic.AtomicLong();
+    private static final AtomicLong FALLBACKS = new AtomicLong();
 
     public static long fallbacks() {
         return FALLBACKS.get();

@@ -3,6 +3,7 @@ package io.nftproxy.proxy.metrics;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,12 +11,13 @@ import java.util.stream.Collectors;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.exporter.common.TextFormat;
 
+import io.nftproxy.proxy.config.LocalDetection;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.http.ProbeServer;
 import io.nftproxy.proxy.http.ProbeServer.Response;
-import io.prometheus.client.CollectorRegistry;
-import io.prometheus.client.exporter.common.TextFormat;
 
 /**
  * What the metrics port serves, as kube-proxy's does: {@code /metrics} (Prometheus text, or
@@ -53,10 +55,10 @@ public final class MetricsEndpoints {
                 g.writeStringField("clusterCIDR", join(cfg.clusterCIDRs()));
                 g.writeStringField("detectLocalMode", cfg.localDetection().mode().configName);
                 g.writeObjectFieldStart("detectLocal");
-                io.nftproxy.proxy.config.LocalDetection.Mode m = cfg.localDetection().mode();
-                g.writeStringField("bridgeInterface", m == io.nftproxy.proxy.config.LocalDetection.Mode.BRIDGE_INTERFACE
+                LocalDetection.Mode m = cfg.localDetection().mode();
+                g.writeStringField("bridgeInterface", m == LocalDetection.Mode.BRIDGE_INTERFACE
                         ? cfg.localDetection().interfaceName() : "");
-                g.writeStringField("interfaceNamePrefix", m == io.nftproxy.proxy.config.LocalDetection.Mode.INTERFACE_NAME_PREFIX
+                g.writeStringField("interfaceNamePrefix", m == LocalDetection.Mode.INTERFACE_NAME_PREFIX
                         ? cfg.localDetection().interfaceName() : "");
                 g.writeEndObject();
                 g.writeArrayFieldStart("nodePortAddresses");
@@ -92,7 +94,7 @@ public final class MetricsEndpoints {
     }
 
     /** A duration as Go's time.Duration prints it (1s, 500ms, 1m30s), as kube-proxy's /configz shows them. */
-    static String go(java.time.Duration d) {
+    static String go(Duration d) {
         if (d.isZero()) {
             return "0s";
         }

@@ -3,6 +3,8 @@ package io.nftproxy.proxy.model;
 import java.net.InetAddress;
 import java.util.Set;
 
+import io.nftproxy.netlink.nft.Inet;
+
 /**
  * One endpoint of a service port, from an EndpointSlice. {@code zoneHints} ({@code hints.forZones})
  * and {@code nodeHints} ({@code hints.forNodes}, for trafficDistribution PreferSameNode) are null
@@ -39,7 +41,7 @@ public record Endpoint(InetAddress address, int port, String nodeName, String zo
 
     /** "ip:port" with IPv6 in brackets. */
     public String hostPort() {
-        String a = io.nftproxy.netlink.nft.Inet.format(address);
+        String a = Inet.format(address);
         return (family() == IpFamily.V6 ? "[" + a + "]" : a) + ":" + port;
     }
 }

@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.PackedElements;
@@ -16,8 +17,8 @@ import io.nftproxy.netlink.nft.SetElement;
  * change. {@code unmanagedSets} names owned sets whose elements the kernel writes (affinity).
  */
 public record Fragment(Map<String, DesiredChain> chains, Map<String, NftSet> sets,
-                       Map<String, List<SetElement>> elements, java.util.Set<String> unmanagedSets) {
-    public static final Fragment EMPTY = new Fragment(Map.of(), Map.of(), Map.of(), java.util.Set.of());
+                       Map<String, List<SetElement>> elements, Set<String> unmanagedSets) {
+    public static final Fragment EMPTY = new Fragment(Map.of(), Map.of(), Map.of(), Set.of());
 
     /**
      * The committed state keeps one fragment per service port for as long as the daemon runs, so
@@ -30,6 +31,6 @@ public record Fragment(Map<String, DesiredChain> chains, Map<String, NftSet> set
         Map<String, List<SetElement>> copy = new LinkedHashMap<>();
         elements.forEach((k, v) -> copy.put(k, PackedElements.copyOf(v)));
         elements = copy.isEmpty() ? Map.of() : Collections.unmodifiableMap(copy);
-        unmanagedSets = java.util.Set.copyOf(unmanagedSets);
+        unmanagedSets = Set.copyOf(unmanagedSets);
     }
 }

@@ -1,5 +1,7 @@
 package io.nftproxy.proxy.render;
 
+import java.nio.charset.StandardCharsets;
+
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.ServicePort;
@@ -21,7 +23,7 @@ public final class Names {
 
     static String service(ServicePort s) {
         String full = s.id().namespace() + "/" + s.id().name() + "/" + s.protocol().lower() + "/" + s.port();
-        byte[] b = full.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] b = full.getBytes(StandardCharsets.UTF_8);
         if (b.length <= MAX_SERVICE_BYTES) {
             return full;
         }
@@ -31,8 +33,8 @@ public final class Names {
         for (byte x : b) {
             h = (h ^ (x & 0xff)) * 0x100000001b3L;
         }
-        String head = new String(b, 0, MAX_SERVICE_BYTES - 17, java.nio.charset.StandardCharsets.UTF_8);
-        while (head.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_SERVICE_BYTES - 17) {
+        String head = new String(b, 0, MAX_SERVICE_BYTES - 17, StandardCharsets.UTF_8);
+        while (head.getBytes(StandardCharsets.UTF_8).length > MAX_SERVICE_BYTES - 17) {
             head = head.substring(0, head.length() - 1); // a multi-byte character cut in two
         }
         return head + "~" + String.format("%016x", h);

@@ -6,10 +6,13 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -25,10 +28,13 @@ import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.expr.Expr;
+import io.nftproxy.netlink.nft.expr.Masq;
+import io.nftproxy.proxy.config.LocalDetection;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
@@ -98,14 +104,14 @@ public final class NftRenderer {
     }
 
     /** The global skeleton of one family's table: shared chains, sets, and CIDR elements. */
-    public Fragment globals(IpFamily f, io.nftproxy.proxy.model.NodeInfo node) {
+    public Fragment globals(IpFamily f, NodeInfo node) {
         FamilyRender r = new FamilyRender(f, node);
         r.declareGlobals();
         return r.fragment();
     }
 
     /** One service port's contribution to one family's table (empty if it has no IP of that family). */
-    public Fragment service(IpFamily f, ServicePort svc, List<Endpoint> endpoints, io.nftproxy.proxy.model.NodeInfo node) {
+    public Fragment service(IpFamily f, ServicePort svc, List<Endpoint> endpoints, NodeInfo node) {
         if (!svc.inFamily(f)) {
             return Fragment.EMPTY;
         }
@@ -119,7 +125,7 @@ public final class NftRenderer {
     public FamilyRuleset assemble(IpFamily f, Fragment globals, Map<ServicePortName, Fragment> services) {
         Map<String, DesiredChain> chains = new LinkedHashMap<>(globals.chains());
         Map<String, NftSet> sets = new LinkedHashMap<>(globals.sets());
-        java.util.Set<String> unmanaged = new java.util.HashSet<>(globals.unmanagedSets());
+        Set<String> unmanaged = new HashSet<>(globals.unmanagedSets());
         Map<String, ServicePortName> owners = new HashMap<>();
         for (Map.Entry<ServicePortName, Fragment> e : services.entrySet()) {
             chains.putAll(e.getValue().chains());
@@ -133,7 +139,7 @@ public final class NftRenderer {
         for (String name : sets.keySet()) {
             elements.put(name, new TreeMap<>());
         }
-        java.util.function.Consumer<Fragment> addElements = fr -> fr.elements().forEach((set, els) -> {
+        Consumer<Fragment> addElements = fr -> fr.elements().forEach((set, els) -> {
             Map<Bytes, SetElement> m = elements.get(set);
             for (SetElement el : els) {
                 m.putIfAbsent(el.key(), el);
@@ -152,15 +158,15 @@ public final class NftRenderer {
         final IpFamily f;
         final Family nf;
         final String t;
-        final io.nftproxy.proxy.model.NodeInfo node;
+        final NodeInfo node;
         final RuleParts p;
         final int mark = config.masqueradeMark();
         final Map<String, DesiredChain> chains = new LinkedHashMap<>();
         final Map<String, NftSet> sets = new LinkedHashMap<>();
         final Map<String, List<SetElement>> elements = new LinkedHashMap<>();
-        final java.util.Set<String> unmanaged = new java.util.HashSet<>();
+        final Set<String> unmanaged = new HashSet<>();
 
-        FamilyRender(IpFamily f, io.nftproxy.proxy.model.NodeInfo node) {
+        FamilyRender(IpFamily f, NodeInfo node) {
             this.f = f;
             this.nf = f.nft();
             this.t = config.table();
@@ -266,7 +272,7 @@ public final class NftRenderer {
                             RuleParts.lookup(HAIRPIN), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))),
                     rule(MASQUERADING, concat(RuleParts.markClear(mark), verdict(Verdict.RETURN))),
                     rule(MASQUERADING, RuleParts.flipMark(mark)),
-                    rule(MASQUERADING, List.of(io.nftproxy.netlink.nft.expr.Masq.fullyRandom()))));
+                    rule(MASQUERADING, List.of(Masq.fullyRandom()))));
 
             List<Rule> services = new ArrayList<>();
             if (config.masqueradeAll()) {
@@ -282,7 +288,7 @@ public final class NftRenderer {
             services.add(rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(EXTERNAL_MASQ),
                     verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
             services.add(rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_IPS))));
-            List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(io.nftproxy.netlink.nft.NfTables.NFT_REG_1),
+            List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(NfTables.NFT_REG_1),
                     RuleParts.lookup(NODEPORT_ADDRS));
             services.add(rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
                     RuleParts.lookup(NODEPORT_MASQ), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
@@ -309,9 +315,9 @@ public final class NftRenderer {
                     rule(NODEPORT_ENDPOINTS_CHECK, concat(nodePorts, RuleParts.lookup(NODEPORT_NO_ENDPOINT_DROP),
                             verdict(Verdict.DROP)))));
             chain(Chain.regular(nf, t, CLUSTER_IPS_CHECK), List.of(
-                    rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(io.nftproxy.netlink.nft.NfTables.NFT_REG_1),
+                    rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTables.NFT_REG_1),
                             RuleParts.lookup(CLUSTER_IPS), p.reject())),
-                    rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(io.nftproxy.netlink.nft.NfTables.NFT_REG_1),
+                    rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTables.NFT_REG_1),
                             RuleParts.lookup(SERVICE_CIDRS), verdict(Verdict.DROP)))));
             chain(Chain.regular(nf, t, FIREWALL_CHECK), List.of(
                     rule(FIREWALL_CHECK, concat(p.daddrProtoPort(), RuleParts.vmap(FIREWALL_IPS)))));
@@ -336,7 +342,7 @@ public final class NftRenderer {
          * configured local traffic detection tells them apart; null when it cannot in this family.
          */
         List<Expr> localTraffic(boolean negate) {
-            io.nftproxy.proxy.config.LocalDetection d = config.localDetection();
+            LocalDetection d = config.localDetection();
             if (!d.implemented(config, node, f)) {
                 return null;
             }
@@ -344,7 +350,7 @@ public final class NftRenderer {
                 return List.of(p.loadSaddr(NfTables.NFT_REG_1), negate ? RuleParts.notIn(CLUSTER_CIDRS) : RuleParts.lookup(CLUSTER_CIDRS));
             }
             return RuleParts.iifname(d.interfaceName(),
-                    d.mode() == io.nftproxy.proxy.config.LocalDetection.Mode.INTERFACE_NAME_PREFIX, negate);
+                    d.mode() == LocalDetection.Mode.INTERFACE_NAME_PREFIX, negate);
         }
 
         List<List<Expr>> jumpIfNew(boolean onlyNew, String... targets) {

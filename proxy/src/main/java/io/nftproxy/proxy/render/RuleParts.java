@@ -4,7 +4,9 @@ import static io.nftproxy.netlink.nft.NfTables.NFT_REG_1;
 import static io.nftproxy.netlink.nft.NfTables.NFT_REG_2;
 
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import io.nftproxy.netlink.nft.Bytes;
@@ -130,8 +132,8 @@ final class RuleParts {
      * whole NUL-padded 16-byte name for a name, and only the prefix's bytes for a wildcard.
      */
     static List<Expr> iifname(String name, boolean prefix, boolean negate) {
-        byte[] b = name.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-        Bytes data = Bytes.of(prefix ? b : java.util.Arrays.copyOf(b, 16));
+        byte[] b = name.getBytes(StandardCharsets.US_ASCII);
+        Bytes data = Bytes.of(prefix ? b : Arrays.copyOf(b, 16));
         return List.of(Meta.load(Meta.NFT_META_IIFNAME, NFT_REG_1), new Cmp(NFT_REG_1, negate ? Cmp.Op.NEQ : Cmp.Op.EQ, data));
     }
 

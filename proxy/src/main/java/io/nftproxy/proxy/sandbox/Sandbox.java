@@ -2,10 +2,14 @@ package io.nftproxy.proxy.sandbox;
 
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.DatagramPacket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.PortUnreachableException;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.ServerSocketChannel;
@@ -13,7 +17,10 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 
 import io.nftproxy.ffi.NetNamespace;
@@ -42,7 +49,7 @@ public class Sandbox implements AutoCloseable {
     private int pods;
     /** The bridge pods attach to, when {@link #bridgePods} was called; else each pod has its own link. */
     private String bridge;
-    private final java.util.Map<String, Netns> podByIp = new java.util.HashMap<>();
+    private final Map<String, Netns> podByIp = new HashMap<>();
     private final List<Netns> podNamespaces = new ArrayList<>();
     private final List<AutoCloseable> servers = new ArrayList<>();
 
@@ -197,8 +204,8 @@ public class Sandbox implements AutoCloseable {
             return s;
         });
         DatagramChannel udp = ns.call(() -> {
-            DatagramChannel d = DatagramChannel.open(ip.contains(":") ? java.net.StandardProtocolFamily.INET6
-                    : java.net.StandardProtocolFamily.INET);
+            DatagramChannel d = DatagramChannel.open(ip.contains(":") ? StandardProtocolFamily.INET6
+                    : StandardProtocolFamily.INET);
             d.bind(at);
             return d;
         });
@@ -258,7 +265,7 @@ public class Sandbox implements AutoCloseable {
                 return Outcome.refused();
             } catch (SocketTimeoutException e) {
                 return Outcome.timeout();
-            } catch (java.net.SocketException e) {
+            } catch (SocketException e) {
                 // ICMP network or host unreachable: nobody routes that address
                 return new Outcome(null, null, Outcome.Result.UNREACHABLE);
             }
@@ -274,16 +281,16 @@ public class Sandbox implements AutoCloseable {
     public Outcome udp(Netns from, String src, int srcPort, String dst, int port) throws Exception {
         return from.ns().call(() -> {
             InetAddress d = InetAddress.getByName(dst);
-            try (DatagramChannel c = DatagramChannel.open(dst.contains(":") ? java.net.StandardProtocolFamily.INET6
-                    : java.net.StandardProtocolFamily.INET)) {
+            try (DatagramChannel c = DatagramChannel.open(dst.contains(":") ? StandardProtocolFamily.INET6
+                    : StandardProtocolFamily.INET)) {
                 if (src != null) {
-                    c.setOption(java.net.StandardSocketOptions.SO_REUSEADDR, true);
+                    c.setOption(StandardSocketOptions.SO_REUSEADDR, true);
                     c.bind(new InetSocketAddress(InetAddress.getByName(src), srcPort));
                 }
                 c.connect(new InetSocketAddress(d, port));
                 c.socket().setSoTimeout(1500);
                 c.write(ByteBuffer.wrap("hello".getBytes(StandardCharsets.UTF_8)));
-                java.net.DatagramPacket p = new java.net.DatagramPacket(new byte[256], 256);
+                DatagramPacket p = new DatagramPacket(new byte[256], 256);
                 c.socket().receive(p);
                 String[] parts = new String(p.getData(), 0, p.getLength(), StandardCharsets.UTF_8).trim().split(" ");
                 return new Outcome(parts[0], parts[1], Outcome.Result.ANSWERED);
@@ -300,7 +307,7 @@ public class Sandbox implements AutoCloseable {
      * that throws counts as "not yet" (a server not listening yet refuses the connection); the
      * last such exception is the cause when the time is up.
      */
-    public static void eventually(Duration timeout, java.util.concurrent.Callable<Boolean> check, String what) throws Exception {
+    public static void eventually(Duration timeout, Callable<Boolean> check, String what) throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
         Exception last = null;
         while (System.nanoTime() < deadline) {

@@ -1,22 +1,29 @@
 package io.nftproxy.proxy.server;
 
 import java.io.IOException;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 
 import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.netlink.ct.ConntrackClient;
 import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.health.HealthServer;
 import io.nftproxy.proxy.health.HealthState;
 import io.nftproxy.proxy.health.ServiceHealthServers;
+import io.nftproxy.proxy.http.ProbeServer;
+import io.nftproxy.proxy.iptables.IptablesSyncer;
+import io.nftproxy.proxy.metrics.MetricsEndpoints;
 import io.nftproxy.proxy.metrics.ProxyMetrics;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.sync.Backend;
 import io.nftproxy.proxy.sync.DriftWatcher;
+import io.nftproxy.proxy.sync.StaleUdpFlows;
 import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncLoop;
 import io.nftproxy.proxy.sync.SyncResult;
@@ -33,7 +40,7 @@ public final class ProxyServer implements AutoCloseable {
     private final HealthState health;
     private final SyncLoop loop;
     private HealthServer healthServer;
-    private io.nftproxy.proxy.http.ProbeServer metricsServer;
+    private ProbeServer metricsServer;
 
     /**
      * @param metricsAt where to serve /metrics, null for nowhere
@@ -74,24 +81,24 @@ public final class ProxyServer implements AutoCloseable {
                 health.nodeDeleting(snap.state().node().deleting());
             }
         };
-        io.nftproxy.netlink.ct.ConntrackClient conntrack;
+        ConntrackClient conntrack;
         try {
-            conntrack = io.nftproxy.netlink.ct.ConntrackClient.open(netns);
-        } catch (io.nftproxy.netlink.nft.NftException e) {
+            conntrack = ConntrackClient.open(netns);
+        } catch (NftException e) {
             throw new IOException(e.getMessage(), e);
         }
         parts.add(conntrack);
         loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.fullSyncPeriod(),
-                SyncListener.all(List.of(extra, metrics, probes, new io.nftproxy.proxy.sync.StaleUdpFlows(conntrack))));
+                SyncListener.all(List.of(extra, metrics, probes, new StaleUdpFlows(conntrack))));
         parts.add(hc);
         try {
             if (metricsAt != null) {
-                String mode = backend instanceof io.nftproxy.proxy.iptables.IptablesSyncer ? "iptables" : "nftables";
+                String mode = backend instanceof IptablesSyncer ? "iptables" : "nftables";
                 try {
-                    metricsServer = io.nftproxy.proxy.http.ProbeServer.bind("metrics", metricsAt,
-                            io.nftproxy.proxy.metrics.MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), mode, cfg),
+                    metricsServer = ProbeServer.bind("metrics", metricsAt,
+                            MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), mode, cfg),
                             null);
-                } catch (java.net.BindException e) {
+                } catch (BindException e) {
                     throw new IOException("--metrics-bind-address " + metricsAt.getHostString() + ":" + metricsAt.getPort()
                             + ": " + e.getMessage(), e);
                 }
@@ -100,7 +107,7 @@ public final class ProxyServer implements AutoCloseable {
             if (healthAt != null) {
                 try {
                     healthServer = new HealthServer(healthAt, health, metrics::healthz, metrics::livez);
-                } catch (java.net.BindException e) {
+                } catch (BindException e) {
                     throw new IOException("--healthz-bind-address " + healthAt.getHostString() + ":" + healthAt.getPort()
                             + ": " + e.getMessage(), e);
                 }

@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
+import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
@@ -28,7 +29,7 @@ final class FrontendClaims {
     record Frontend(InetAddress address, Protocol protocol, int port) {
         @Override
         public String toString() {
-            String a = address == null ? "NodePort " : io.nftproxy.netlink.nft.Inet.format(address) + ":";
+            String a = address == null ? "NodePort " : Inet.format(address) + ":";
             return a + port + "/" + protocol;
         }
     }

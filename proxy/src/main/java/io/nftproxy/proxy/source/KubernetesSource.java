@@ -3,17 +3,19 @@ package io.nftproxy.proxy.source;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.MicroTime;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.api.model.events.v1.Event;
+import io.fabric8.kubernetes.api.model.events.v1.EventBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -22,6 +24,8 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.ReducedStateItemStore;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A live cluster as the source: shared informers on Services, EndpointSlices and this node's Node
@@ -85,14 +89,14 @@ public final class KubernetesSource implements AutoCloseable {
     public void announceStart() {
         String node = store.node().name();
         try {
-            String now = java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).toString();
-            io.fabric8.kubernetes.api.model.events.v1.Event e = new io.fabric8.kubernetes.api.model.events.v1.EventBuilder()
+            String now = Instant.now().truncatedTo(ChronoUnit.MICROS).toString();
+            Event e = new EventBuilder()
                     .withNewMetadata().withGenerateName(node + ".").withNamespace("default").endMetadata()
                     .withNewRegarding().withKind("Node").withApiVersion("v1").withName(node).withUid(node).endRegarding()
                     .withType("Normal").withReason("Starting").withAction("StartKubeProxy")
                     .withNote("Starting nftproxy (nf_tables over netlink)")
                     .withReportingController("nftproxy").withReportingInstance("nftproxy-" + node)
-                    .withEventTime(new io.fabric8.kubernetes.api.model.MicroTime(now)).build();
+                    .withEventTime(new MicroTime(now)).build();
             client.events().v1().events().inNamespace("default").resource(e).create();
         } catch (RuntimeException ex) {
             LOG.warn("could not record the Starting event on Node {}: {}", node, ex.getMessage());

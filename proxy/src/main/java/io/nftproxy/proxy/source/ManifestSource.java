@@ -15,6 +15,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -23,6 +24,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import java.util.zip.CRC32;
 import java.util.zip.CRC32C;
@@ -195,7 +197,7 @@ public final class ManifestSource implements AutoCloseable {
             LOG.error("cannot list manifest directory {}: {}", dir, e.getMessage());
             return;
         }
-        Set<Path> presentSet = new java.util.HashSet<>(present);
+        Set<Path> presentSet = new HashSet<>(present);
         for (Path f : new ArrayList<>(files.keySet())) {
             if (!presentSet.contains(f)) {
                 forget(f);
@@ -253,7 +255,7 @@ public final class ManifestSource implements AutoCloseable {
             String text = new String(bytes, StandardCharsets.UTF_8);
             bytes = null; // a large file: keep one copy of it alive, not two
             // Each document is converted as soon as it is read: its tree is garbage right away.
-            java.util.function.Consumer<Object> convert = doc -> objects.addAll(KubeModel.objects(doc, store.selection(), problems::add));
+            Consumer<Object> convert = doc -> objects.addAll(KubeModel.objects(doc, store.selection(), problems::add));
             if (f.getFileName().toString().endsWith(".json")) {
                 Json.documents(text, convert);
             } else {

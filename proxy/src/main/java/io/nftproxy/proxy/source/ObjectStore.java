@@ -1,5 +1,6 @@
 package io.nftproxy.proxy.source;
 
+import java.net.InetAddress;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -323,7 +324,7 @@ public final class ObjectStore {
         return conflictKeys.size();
     }
 
-    private record HostPort(java.net.InetAddress address, int port) {
+    private record HostPort(InetAddress address, int port) {
     }
 
     /**

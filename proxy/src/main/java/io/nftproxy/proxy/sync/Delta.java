@@ -12,6 +12,7 @@ import java.util.Set;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Elements;
+import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.PackedElements;
 import io.nftproxy.netlink.nft.Rule;
@@ -237,7 +238,7 @@ final class Delta {
 
     /** Appends this delta's operations, in a kernel-acceptable order. */
     void write(Transaction tx) {
-        io.nftproxy.netlink.nft.Family fam = state.table.family();
+        Family fam = state.table.family();
         String t = state.table.name();
         // 1. Drop references: flush chains that change or go, and elements that go or change.
         for (DesiredChain c : chainsChanged.values()) {

@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.sync;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,7 +29,7 @@ public final class DriftWatcher implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
     private long lastWarnNanos = Long.MIN_VALUE / 2;
-    private final java.util.concurrent.atomic.AtomicLong eventsRead = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong eventsRead = new AtomicLong();
     private volatile String lastTable;
 
     public DriftWatcher(NetNamespace ns, String table, int ourPortId, Runnable repair) throws NftException {

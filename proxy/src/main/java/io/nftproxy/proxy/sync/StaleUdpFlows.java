@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -75,7 +76,7 @@ public final class StaleUdpFlows implements SyncListener {
      * Deletes the service's UDP flows whose replies come from a departed endpoint, or, with
      * {@code departed} null, those that were never NATed (replies from the address they were sent to).
      */
-    private void forget(ServicePort svc, java.util.function.Predicate<InetAddress> departed) {
+    private void forget(ServicePort svc, Predicate<InetAddress> departed) {
         Set<InetAddress> fronts = new HashSet<>(svc.clusterIPs());
         fronts.addAll(svc.externalIPs());
         fronts.addAll(svc.loadBalancerIPs());

@@ -1,5 +1,9 @@
 package io.nftproxy.proxy.sync;
 
+import java.util.List;
+
+import io.nftproxy.proxy.source.ObjectStore;
+
 /**
  * Observes the sync loop (metrics, health). {@link #queued} and {@link #driftSeen} are called on
  * the thread that brought the news (a source's, the drift watcher's), the others on the loop's
@@ -10,7 +14,7 @@ public interface SyncListener {
     default void queued(long epochMillis) {
     }
 
-    default void synced(SyncResult result, long durationNanos, io.nftproxy.proxy.source.ObjectStore.Snapshot snapshot) {
+    default void synced(SyncResult result, long durationNanos, ObjectStore.Snapshot snapshot) {
     }
 
     default void failed(boolean full, Exception error) {
@@ -25,7 +29,7 @@ public interface SyncListener {
     }
 
     /** All of these, in order. */
-    static SyncListener all(java.util.List<SyncListener> listeners) {
+    static SyncListener all(List<SyncListener> listeners) {
         return new SyncListener() {
             @Override
             public void queued(long epochMillis) {
@@ -33,7 +37,7 @@ public interface SyncListener {
             }
 
             @Override
-            public void synced(SyncResult result, long durationNanos, io.nftproxy.proxy.source.ObjectStore.Snapshot snapshot) {
+            public void synced(SyncResult result, long durationNanos, ObjectStore.Snapshot snapshot) {
                 listeners.forEach(l -> l.synced(result, durationNanos, snapshot));
             }
 

@@ -8,13 +8,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.ToIntFunction;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.nftproxy.netlink.nft.Chain;
-import io.nftproxy.netlink.nft.NftKernel;
+import io.nftproxy.netlink.nft.CommitStats;
 import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.nft.NftKernel;
 import io.nftproxy.netlink.nft.NftObject;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.Table;
@@ -56,7 +58,7 @@ public final class Syncer implements Backend {
     /** How a transaction reaches the kernel (the drift watcher commits without listening). */
     @FunctionalInterface
     public interface Committer {
-        io.nftproxy.netlink.nft.CommitStats commit(Transaction tx) throws NftException;
+        CommitStats commit(Transaction tx) throws NftException;
     }
 
     public Syncer(NftKernel client, NftRenderer renderer, String tableName) {
@@ -169,7 +171,7 @@ public final class Syncer implements Backend {
             }
             long renderNanos = System.nanoTime() - t0;
             try {
-                io.nftproxy.netlink.nft.CommitStats st = committer.commit(tx);
+                CommitStats st = committer.commit(tx);
                 committed.putAll(fresh);
                 forgotten.clear();
                 forgottenState = null;
@@ -221,7 +223,7 @@ public final class Syncer implements Backend {
                 && state.endpointsOf(id).equals(from.endpointsOf(id));
     }
 
-    private int count(java.util.function.ToIntFunction<TableState> f) {
+    private int count(ToIntFunction<TableState> f) {
         return committed.values().stream().mapToInt(f).sum();
     }
 

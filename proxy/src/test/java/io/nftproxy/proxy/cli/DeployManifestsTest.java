@@ -10,10 +10,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
-
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
@@ -22,6 +20,8 @@ import io.fabric8.kubernetes.api.model.KubernetesResource;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** The deployment manifests parse, ask only for what nftproxy needs, and pass flags the CLI accepts. */
@@ -102,7 +102,7 @@ class DeployManifestsTest {
         assertEquals(List.of("create"), verbs.get("events"));
         assertEquals(List.of(List.of("events.k8s.io")), role.getRules().stream().filter(r -> r.getResources().contains("events"))
                 .map(r -> r.getApiGroups()).toList());
-        assertEquals(java.util.Set.of("services", "nodes", "endpointslices", "events"), verbs.keySet(), "and nothing else");
+        assertEquals(Set.of("services", "nodes", "endpointslices", "events"), verbs.keySet(), "and nothing else");
     }
 
     @Test

@@ -8,9 +8,15 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The commands that need no kernel: {@code selftest} and {@code run --once --dry-run}. Run without root. */
 public class DryRunCliTest {
@@ -98,10 +104,10 @@ public class DryRunCliTest {
             Logging.format("text"); // back to the console as it is now
         }
         assertEquals(0, r.exit(), r.err());
-        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        ObjectMapper json = new ObjectMapper();
         boolean sawSync = false;
         for (String line : r.err().lines().filter(l -> l.startsWith("{")).toList()) {
-            com.fasterxml.jackson.databind.JsonNode n = json.readTree(line); // every line parses, quotes and all
+            JsonNode n = json.readTree(line); // every line parses, quotes and all
             assertTrue(n.get("ts").isNumber() && n.get("msg").isTextual() && n.get("level").isTextual() && n.get("v").isInt(), line);
             if (n.get("msg").asText().startsWith("full sync")) {
                 sawSync = true;
@@ -113,8 +119,8 @@ public class DryRunCliTest {
         assertTrue(r.err().contains("shop/we\"ird"), "the bad service is named: " + r.err());
     }
 
-    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
         "--sync-period 0                        | --sync-period (syncPeriod) must be greater than 0",
         "--sync-period 9999999999h              | is out of range",
         "--min-sync-period 1m --sync-period 30s | must be greater than or equal to --min-sync-period",
@@ -123,7 +129,7 @@ public class DryRunCliTest {
         "--config /no/such/file.yaml            | config file /no/such/file.yaml not found",
     })
     void badValuesAreRefusedAtStartNamingTheFlag(String flags, String message, @TempDir Path dir) {
-        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("run", "--manifests", dir.toString(), "--once",
+        List<String> args = new ArrayList<>(List.of("run", "--manifests", dir.toString(), "--once",
                 "--dry-run", "--hostname-override", "n"));
         for (String f : flags.split(" ")) {
             args.add(f.equals("''") ? "" : f.equals("LONG") ? "t".repeat(300) : f);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -61,7 +62,7 @@ class BesideKubeProxyKernelTest {
     }
 
     static String[] concat(List<String> a, List<String> b) {
-        return java.util.stream.Stream.concat(a.stream(), b.stream()).toArray(String[]::new);
+        return Stream.concat(a.stream(), b.stream()).toArray(String[]::new);
     }
 
     static ConformanceKernelTest.Observed tcp(Sandbox box, Netns from, String src, String ip) throws Exception {

@@ -3,10 +3,12 @@ package io.nftproxy.proxy.conformance;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,8 +20,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
-import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.cli.Main;
+import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.sandbox.Sandbox;
 import io.nftproxy.testkit.Kernel;
 
@@ -124,7 +126,7 @@ class ConformanceKernelTest {
             }
         } finally {
             try (Stream<Path> s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
         int flows = (int) sc.steps().stream().filter(s -> !s.isUpdate()).count();
@@ -180,8 +182,8 @@ class ConformanceKernelTest {
                 counts.merge(o.answeredBy(), 1, Integer::sum);
                 String expectedSource = src != null ? src : step.from().equals("external")
                         ? (step.dst().contains(":") ? Sandbox.EXT_IP6 : Sandbox.EXT_IP) : null;
-                if (expectedSource != null && !java.net.InetAddress.getByName(expectedSource)
-                        .equals(java.net.InetAddress.getByName(o.peerSeen()))) {
+                if (expectedSource != null && !InetAddress.getByName(expectedSource)
+                        .equals(InetAddress.getByName(o.peerSeen()))) {
                     masq = true;
                 }
             }

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -55,7 +56,7 @@ class IptablesGoldenTest {
         IptablesRenderer renderer = new IptablesRenderer(config());
         for (IpFamily f : IpFamily.values()) {
             String rendered = renderer.render(state, f).restore();
-            Path file = GOLDEN.resolve(name + "." + f.name().toLowerCase(java.util.Locale.ROOT) + ".restore");
+            Path file = GOLDEN.resolve(name + "." + f.name().toLowerCase(Locale.ROOT) + ".restore");
             if ("1".equals(System.getenv("NFTPROXY_UPDATE_GOLDEN"))) {
                 Files.createDirectories(file.getParent());
                 Files.writeString(file, rendered);

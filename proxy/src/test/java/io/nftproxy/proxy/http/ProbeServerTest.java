@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -114,7 +115,7 @@ class ProbeServerTest {
                 try {
                     refused = new String(c.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                     c.close();
-                } catch (java.net.SocketTimeoutException queued) {
+                } catch (SocketTimeoutException queued) {
                     waiting.add(c);
                 }
             }

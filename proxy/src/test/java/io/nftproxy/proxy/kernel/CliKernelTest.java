@@ -4,9 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,6 +22,7 @@ import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
+import io.nftproxy.proxy.cli.Main;
 import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.testkit.Kernel;
 import io.nftproxy.testkit.TestNetns;
@@ -104,19 +111,19 @@ class CliKernelTest {
 
     /** The command line in a new JVM with one capability dropped from its bounding set; stderr, or null on timeout. */
     private static String withoutCapability(String cap, String... args) throws Exception {
-        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of("setpriv", "--bounding-set=-" + cap,
+        List<String> cmd = new ArrayList<>(List.of("setpriv", "--bounding-set=-" + cap,
                 ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"),
-                io.nftproxy.proxy.cli.Main.class.getName()));
-        cmd.addAll(java.util.List.of(args));
+                Main.class.getName()));
+        cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        java.util.concurrent.CompletableFuture<String> out = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> {
             try {
                 return new String(p.getInputStream().readAllBytes());
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 return e.toString();
             }
         });
-        if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             return null;
         }
@@ -126,7 +133,7 @@ class CliKernelTest {
     @Test
     void withoutPrivilegeItSaysWhichAtOnce(@TempDir Path dir) throws Exception {
         Kernel.require();
-        java.nio.file.Files.writeString(dir.resolve("s.yaml"), "kind: Service\nmetadata: {name: a}\nspec: {clusterIP: 10.96.0.1,"
+        Files.writeString(dir.resolve("s.yaml"), "kind: Service\nmetadata: {name: a}\nspec: {clusterIP: 10.96.0.1,"
                 + " ports: [{port: 80}]}\n");
         String noNetAdmin = withoutCapability("net_admin", "run", "--manifests", dir.toString(), "--once",
                 "--hostname-override", "n");
@@ -141,8 +148,8 @@ class CliKernelTest {
 
     @Test
     void aPortInUseIsNamedByItsFlag(@TempDir Path dir) throws Exception {
-        try (TestNetns ns = TestNetns.create("nftp-port"); java.net.ServerSocket taken = new java.net.ServerSocket(0, 1,
-                java.net.InetAddress.getLoopbackAddress())) {
+        try (TestNetns ns = TestNetns.create("nftp-port"); ServerSocket taken = new ServerSocket(0, 1,
+                InetAddress.getLoopbackAddress())) {
             ProxyRun.Result r = ProxyRun.cli("run", "--manifests", dir.toString(), "--netns", ns.name(), "--hostname-override", "n",
                     "--metrics-bind-address", "127.0.0.1:" + taken.getLocalPort(), "--healthz-bind-address", "127.0.0.1:0");
             assertEquals(1, r.exit(), r.err());

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -75,7 +76,7 @@ class DriftRepairKernelTest {
     }
 
     /** The table's lines without element lists (whose order is the kernel's hash order), sorted. */
-    private static java.util.List<String> shape(String listing) {
+    private static List<String> shape(String listing) {
         return listing.lines().map(String::trim).filter(l -> !l.isEmpty() && !l.startsWith("elements") && !l.matches("^[0-9a-f.:, ]+[,}]?$"))
                 .sorted().toList();
     }

@@ -1,12 +1,11 @@
 package io.nftproxy.proxy.kernel;
 
-import io.nftproxy.proxy.sandbox.Netns;
-
 import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
 import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.REFUSED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetAddress;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
@@ -21,6 +20,7 @@ import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.proxy.sandbox.Netns;
 
 /**
  * Which endpoint answers: ClientIP session affinity, serving-terminating fallback, topology hints,
@@ -118,7 +118,7 @@ class EndpointChoiceKernelTest {
             v4.add(topo.tcp(clients, CLIENTS.get(2), "10.96.0.33", 80).answeredBy());
             Topology.Outcome o = topo.tcp(client6, "fd00:244::100", "fd00:96::33", 80);
             assertEquals(ANSWERED, o.result(), o.toString());
-            assertEquals(java.net.InetAddress.getByName("fd00:244::100"), java.net.InetAddress.getByName(o.peerSeen()),
+            assertEquals(InetAddress.getByName("fd00:244::100"), InetAddress.getByName(o.peerSeen()),
                     "pod traffic keeps its IPv6 source");
             v6.add(o.answeredBy());
         }

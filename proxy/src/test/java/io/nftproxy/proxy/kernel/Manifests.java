@@ -3,6 +3,7 @@ package io.nftproxy.proxy.kernel;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -95,7 +96,7 @@ final class Manifests {
         Path f = dir.resolve(file);
         Path tmp = dir.resolve("." + file + ".tmp");
         Files.writeString(tmp, yaml());
-        Files.move(tmp, f, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         return f;
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,16 +15,18 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
@@ -43,7 +46,7 @@ class OperationsKernelTest {
     }
 
     static ProxyConfig config() {
-        return new ProxyConfig("node-a", List.of(io.nftproxy.netlink.nft.Inet.parse(Topology.NODE_IP)),
+        return new ProxyConfig("node-a", List.of(Inet.parse(Topology.NODE_IP)),
                 List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(), false, 14, Duration.ofMillis(50),
                 Duration.ofSeconds(30), "nftproxy");
     }
@@ -150,7 +153,7 @@ class OperationsKernelTest {
                 Topology.eventually(Duration.ofSeconds(20), () -> topo.udp(client, "10.244.2.100", 40000, "10.96.0.10", 53)
                         .result() == Topology.Outcome.Result.ANSWERED, "the service answers");
                 // Ten flows (one per client port), each pinned by conntrack to the endpoint it first reached.
-                Map<Integer, String> pinned = new java.util.TreeMap<>();
+                Map<Integer, String> pinned = new TreeMap<>();
                 for (int port = 40000; port < 40010; port++) {
                     pinned.put(port, topo.udp(client, "10.244.2.100", port, "10.96.0.10", 53).answeredBy());
                 }
@@ -208,7 +211,7 @@ class OperationsKernelTest {
     /** An HTTP GET from inside a namespace: "status body". */
     static String curl(Netns from, String hostPort) throws Exception {
         return from.ns().call(() -> {
-            try (java.net.Socket s = new java.net.Socket()) {
+            try (Socket s = new Socket()) {
                 String[] hp = hostPort.split(":");
                 s.connect(new InetSocketAddress(hp[0], Integer.parseInt(hp[1])), 2000);
                 s.setSoTimeout(3000);

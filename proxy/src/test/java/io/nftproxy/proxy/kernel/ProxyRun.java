@@ -4,6 +4,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.nftproxy.proxy.cli.DryRunCliTest;
+
 
 /** Runs the CLI in-process and captures what it prints. */
 final class ProxyRun {
@@ -11,7 +13,7 @@ final class ProxyRun {
     }
 
     static Result cli(String... args) {
-        io.nftproxy.proxy.cli.DryRunCliTest.Result r = io.nftproxy.proxy.cli.DryRunCliTest.cli(args);
+        DryRunCliTest.Result r = DryRunCliTest.cli(args);
         return new Result(r.exit(), r.out(), r.err());
     }
 

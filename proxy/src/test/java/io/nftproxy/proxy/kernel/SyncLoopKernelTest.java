@@ -1,7 +1,5 @@
 package io.nftproxy.proxy.kernel;
 
-import io.nftproxy.proxy.sandbox.Netns;
-
 import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
 import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -20,10 +18,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.sync.SyncListener;
@@ -35,7 +35,7 @@ import io.nftproxy.testkit.TestNetns;
 /** The running proxy: a watched manifest directory, partial syncs, updates between flows, bad input. */
 class SyncLoopKernelTest {
     static ProxyConfig config(String table) {
-        return new ProxyConfig("node-a", List.of(io.nftproxy.netlink.nft.Inet.parse(Topology.NODE_IP)),
+        return new ProxyConfig("node-a", List.of(Inet.parse(Topology.NODE_IP)),
                 List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
                 Duration.ofMillis(50), Duration.ofSeconds(30), table);
     }

@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Arrays;
 import java.util.List;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.NullSource;
@@ -71,13 +73,13 @@ class CidrTest {
             "0.0.0.0/1 128.0.0.0/1                  | 0.0.0.0-",
             "fd00::/64 fd00:0:0:1::/64              | fd00:0:0:0:0:0:0:0-fd00:0:0:2:0:0:0:0"})
     void mergedIntoTheFewestRangesInOrder(String cidrs, String ranges) {
-        List<Cidr> in = java.util.Arrays.stream(cidrs.trim().split("\\s+")).map(Cidr::parse).toList();
+        List<Cidr> in = Arrays.stream(cidrs.trim().split("\\s+")).map(Cidr::parse).toList();
         String out = String.join(" ", Cidr.merge(in).stream().map(r -> r.start().getHostAddress() + "-"
                 + (r.endExclusive() == null ? "" : r.endExclusive().getHostAddress())).toList());
         assertEquals(ranges.trim(), out);
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void twoFamiliesDoNotMerge() {
         assertThrows(IllegalArgumentException.class, () -> Cidr.merge(List.of(Cidr.parse("10.0.0.0/8"), Cidr.parse("fd00::/8"))));
         assertTrue(Cidr.merge(List.of()).isEmpty());

@@ -15,10 +15,12 @@ import org.junit.jupiter.api.Test;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Data;
+import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Inet;
-import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.NftPrinter;
 import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.ValueFormat;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.expr.Numgen;
 import io.nftproxy.proxy.config.ProxyConfig;
@@ -26,8 +28,8 @@ import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.NodeInfo;
-import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 
@@ -86,8 +88,8 @@ class NftRendererTest {
     static List<String> keys(Fragment f, String set) {
         List<String> out = new ArrayList<>();
         for (SetElement e : f.elements().getOrDefault(set, List.of())) {
-            out.add(io.nftproxy.netlink.nft.ValueFormat.key(List.of(io.nftproxy.netlink.nft.DataType.IPV4_ADDR,
-                    io.nftproxy.netlink.nft.DataType.INET_PROTO, io.nftproxy.netlink.nft.DataType.INET_SERVICE), e.key()));
+            out.add(ValueFormat.key(List.of(DataType.IPV4_ADDR,
+                    DataType.INET_PROTO, DataType.INET_SERVICE), e.key()));
         }
         return out;
     }

@@ -7,8 +7,7 @@ import java.net.InetAddress;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-
-import org.junit.jupiter.api.Test;
+import java.util.concurrent.Callable;
 
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -16,6 +15,8 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
+import org.junit.jupiter.api.Test;
+
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.sandbox.Sandbox;
@@ -31,7 +32,7 @@ class ApiOutageTest {
         return new ServicePortName("shop", name, "http", Protocol.TCP);
     }
 
-    static void eventually(java.util.concurrent.Callable<Boolean> c, String what) throws Exception {
+    static void eventually(Callable<Boolean> c, String what) throws Exception {
         Sandbox.eventually(Duration.ofSeconds(90), c, what); // reconnecting informers back off for seconds
     }
 

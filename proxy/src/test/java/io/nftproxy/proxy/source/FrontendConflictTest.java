@@ -15,6 +15,7 @@ import io.nftproxy.proxy.manifest.Yaml;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sync.PartialSyncPropertyTestAccess;
 import io.nftproxy.proxy.sync.Syncer;
 
 /** Two services on one address and port: one owner, the conflict reported, the other taking over when the owner goes. */
@@ -38,7 +39,7 @@ class FrontendConflictTest {
     void oneOwnerPerFrontendAndTheOtherTakesOverWhenItGoes() throws Exception {
         ObjectStore store = new ObjectStore("node-a");
         FakeNfTables fake = new FakeNfTables();
-        Syncer syncer = new Syncer(fake, new NftRenderer(io.nftproxy.proxy.sync.PartialSyncPropertyTestAccess.CFG), "nftproxy");
+        Syncer syncer = new Syncer(fake, new NftRenderer(PartialSyncPropertyTestAccess.CFG), "nftproxy");
         put(store, service("a", "10.96.0.10", ", externalIPs: [203.0.113.5]", "10.244.0.1")
                 + service("b", "10.96.0.10", ", externalIPs: [203.0.113.5]", "10.244.0.2")
                 + service("c", "10.96.0.12", ", externalIPs: [203.0.113.5]", "10.244.0.3"));

@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.testing.FakeNfTables;
@@ -70,7 +72,7 @@ class InvalidCorpusTest {
         ObjectStore store = new ObjectStore("node-a");
         List<String> problems = new ArrayList<>();
         // A thousand error lines would drown the build's log: the assertions below read the errors.
-        ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ObjectStore.class);
+        ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(ObjectStore.class);
         ch.qos.logback.classic.Level level = log.getLevel();
         log.setLevel(ch.qos.logback.classic.Level.OFF);
         ObjectStore.Snapshot snap;
@@ -80,7 +82,7 @@ class InvalidCorpusTest {
         } finally {
             log.setLevel(level);
         }
-        Map<String, String> errors = new java.util.HashMap<>();
+        Map<String, String> errors = new HashMap<>();
         snap.errors().forEach((problem, message) -> errors.put(problem.subject(), message)); // by the object's name
         List<String> unnamed = new ArrayList<>();
         for (int i = 0; i < bad.size(); i++) {

@@ -4,16 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.manifest.Json;
 import io.nftproxy.proxy.manifest.Yaml;
@@ -139,10 +142,10 @@ class KubeModelTest {
     void endpointConditionsAsKubeProxyReadsThem() {
         SliceRecord slice = (SliceRecord) convert(Yaml.documents(OBJECTS)).get(1);
         assertEquals("shop/web", slice.service());
-        assertEquals(java.time.Instant.parse("2026-11-22T10:00:00Z"), slice.triggerTime());
+        assertEquals(Instant.parse("2026-11-22T10:00:00Z"), slice.triggerTime());
         List<Endpoint> http = slice.endpoints().get(new ServicePortName("shop", "web", "http", Protocol.TCP));
         assertEquals(3, http.size());
-        assertEquals(java.util.Set.of("z1"), http.get(0).zoneHints());
+        assertEquals(Set.of("z1"), http.get(0).zoneHints());
         Endpoint terminating = http.get(1);
         assertTrue(!terminating.ready() && terminating.serving() && terminating.terminating());
         Endpoint bare = http.get(2); // no conditions at all: ready and serving, not terminating
@@ -267,7 +270,7 @@ class KubeModelTest {
     @Test
     void aNodesPodCidrsComeFromPodCidrsElsePodCidr() {
         List<String> problems = new ArrayList<>();
-        java.util.function.Function<String, List<String>> cidrs = spec -> {
+        Function<String, List<String>> cidrs = spec -> {
             List<KubeObject> out = new ArrayList<>();
             Yaml.documents("kind: Node\nmetadata: {name: n}\nspec: " + spec + "\n")
                     .forEach(d -> out.addAll(KubeModel.objects(d, problems::add)));
@@ -289,9 +292,9 @@ class KubeModelTest {
         Yaml.documents(text).forEach(d -> out.addAll(KubeModel.objects(d, p -> { })));
         KubeObject.SliceRecord s = (KubeObject.SliceRecord) out.get(0);
         assertEquals(2, s.endpoints().size());
-        for (List<io.nftproxy.proxy.model.Endpoint> eps : s.endpoints().values()) {
-            assertEquals(java.util.Set.of("z1"), eps.get(0).zoneHints());
-            assertEquals(java.util.Set.of("node-a"), eps.get(0).nodeHints());
+        for (List<Endpoint> eps : s.endpoints().values()) {
+            assertEquals(Set.of("z1"), eps.get(0).zoneHints());
+            assertEquals(Set.of("node-a"), eps.get(0).nodeHints());
         }
     }
 }

@@ -7,20 +7,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-
-import org.junit.jupiter.api.Test;
+import java.util.Set;
+import java.util.concurrent.Callable;
 
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
+import io.fabric8.kubernetes.api.model.events.v1.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import org.junit.jupiter.api.Test;
+
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.sandbox.Sandbox;
@@ -50,7 +54,7 @@ class KubernetesSourceKernelTest {
         return b.build();
     }
 
-    static void eventually(java.util.concurrent.Callable<Boolean> check, String what) throws Exception {
+    static void eventually(Callable<Boolean> check, String what) throws Exception {
         Sandbox.eventually(Duration.ofSeconds(20), check, what);
     }
 
@@ -72,7 +76,7 @@ class KubernetesSourceKernelTest {
             source.start();
             loop.start();
             // A client of its own: the sync loop's client is used by the loop's thread only.
-            java.util.concurrent.Callable<String> table = () -> reader.hasTable(Family.IP, "nftproxy")
+            Callable<String> table = () -> reader.hasTable(Family.IP, "nftproxy")
                     ? reader.readTable(Family.IP, "nftproxy").toString() : "";
             eventually(() -> table.call().contains("10.96.7.1 . tcp . 80 : goto pick-1")
                     && table.call().contains("10.96.7.1 . tcp . 80 . 0x00000000 : 10.244.7.1 . 8080"), "the service and its endpoint");
@@ -102,16 +106,16 @@ class KubernetesSourceKernelTest {
         other.getMetadata().setLabels(Map.of("service.kubernetes.io/service-proxy-name", "other"));
         client.services().inNamespace("shop").resource(other).create();
         client.services().inNamespace("shop").resource(service("mine", "10.96.8.2")).create();
-        ServicePortName otherId = new ServicePortName("shop", "other", "http", io.nftproxy.proxy.model.Protocol.TCP);
-        ServicePortName mineId = new ServicePortName("shop", "mine", "http", io.nftproxy.proxy.model.Protocol.TCP);
+        ServicePortName otherId = new ServicePortName("shop", "other", "http", Protocol.TCP);
+        ServicePortName mineId = new ServicePortName("shop", "mine", "http", Protocol.TCP);
 
         ObjectStore store = new ObjectStore("node-a");
         ObjectStore beside = new ObjectStore("node-a", new ProxySelection("other"));
         try (KubernetesSource a = new KubernetesSource(client, store); KubernetesSource b = new KubernetesSource(client, beside)) {
             a.start();
             b.start();
-            assertEquals(java.util.Set.of(mineId), store.snapshot().state().services().keySet());
-            assertEquals(java.util.Set.of(otherId), beside.snapshot().state().services().keySet());
+            assertEquals(Set.of(mineId), store.snapshot().state().services().keySet());
+            assertEquals(Set.of(otherId), beside.snapshot().state().services().keySet());
 
             other.getMetadata().setLabels(Map.of());
             client.services().inNamespace("shop").resource(other).update();
@@ -132,10 +136,10 @@ class KubernetesSourceKernelTest {
         try (KubernetesSource source = new KubernetesSource(client, store)) {
             source.announceStart();
         }
-        List<io.fabric8.kubernetes.api.model.events.v1.Event> events = client.events().v1().events().inNamespace("default").list()
+        List<Event> events = client.events().v1().events().inNamespace("default").list()
                 .getItems();
         assertEquals(1, events.size());
-        io.fabric8.kubernetes.api.model.events.v1.Event e = events.get(0);
+        Event e = events.get(0);
         assertEquals(List.of("Node", "node-a", "Normal", "Starting", "StartKubeProxy", "nftproxy"), List.of(e.getRegarding().getKind(),
                 e.getRegarding().getName(), e.getType(), e.getReason(), e.getAction(), e.getReportingController()));
         assertTrue(e.getEventTime() != null && e.getEventTime().getTime().endsWith("Z"), "eventTime is set");

@@ -5,11 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 import org.junit.jupiter.api.Test;
@@ -74,7 +78,7 @@ class ManifestSourceTest {
             eventually(() -> store.pending()[1] > 0, "the changed slice reaches the store");
             ObjectStore.Snapshot snap = store.snapshot();
             assertEquals(List.of("10.244.9.9:8080"), addresses(snap.state(), 7));
-            assertEquals(java.util.Set.of(id(7)), snap.changed(), "only the edited service changed");
+            assertEquals(Set.of(id(7)), snap.changed(), "only the edited service changed");
             assertEquals(0, snap.serviceChanges(), "the Service in the file is unchanged");
             assertEquals(n + 1, src.filesRead(), "only the replaced file was read again");
             assertEquals(1, src.rescans(), "no rescan of the directory");
@@ -114,7 +118,7 @@ class ManifestSourceTest {
         try (ManifestSource src = new ManifestSource(dir, mine)) {
             src.start(false);
             ProxyState s = mine.snapshot().state();
-            assertEquals(java.util.Set.of(id(2)), s.services().keySet());
+            assertEquals(Set.of(id(2)), s.services().keySet());
             assertEquals(List.of("10.244.0.2:8080"), addresses(s, 2), "its slice, labelled too, is ours");
         }
     }
@@ -188,9 +192,9 @@ class ManifestSourceTest {
     @Test
     void anOversizedFileIsRefusedUnread() throws Exception {
         Path big = dir.resolve("big.yaml");
-        try (var ch = java.nio.channels.FileChannel.open(big, java.nio.file.StandardOpenOption.CREATE_NEW,
-                java.nio.file.StandardOpenOption.WRITE, java.nio.file.StandardOpenOption.SPARSE)) {
-            ch.write(java.nio.ByteBuffer.wrap(new byte[] {'#'}), ManifestSource.MAX_FILE_BYTES);
+        try (var ch = FileChannel.open(big, StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE, StandardOpenOption.SPARSE)) {
+            ch.write(ByteBuffer.wrap(new byte[] {'#'}), ManifestSource.MAX_FILE_BYTES);
         }
         Files.writeString(dir.resolve("ok.yaml"), service(1, "10.244.0.1"));
         ObjectStore store = new ObjectStore("node-a");

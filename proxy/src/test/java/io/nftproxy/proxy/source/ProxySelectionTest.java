@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.HashMap;
 import java.util.Map;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -46,7 +47,7 @@ class ProxySelectionTest {
         assertEquals(selector, new ProxySelection(proxyName).labelSelector());
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void anEmptyNameIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> new ProxySelection(" "));
     }

@@ -3,6 +3,7 @@ package io.nftproxy.proxy.sync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,10 +64,10 @@ class BadServicesTest {
         assertTrue(printed.contains("10.96.0.1 . tcp . 80"), "the long-named one too");
         assertTrue(!printed.contains("10.96.0.2 "), "the bad one is not");
         for (Chain c : t.chains()) {
-            assertTrue(c.name().getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 255, c.name());
+            assertTrue(c.name().getBytes(StandardCharsets.UTF_8).length <= 255, c.name());
         }
         for (NftSet s : t.sets()) {
-            assertTrue(s.name().getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 255, s.name());
+            assertTrue(s.name().getBytes(StandardCharsets.UTF_8).length <= 255, s.name());
         }
         // A later partial sync of another service still works; the bad one stays out until it changes.
         ServicePortName other = new ServicePortName("ns", "other", "http", Protocol.TCP);

@@ -3,12 +3,16 @@ package io.nftproxy.proxy.sync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftMonitor;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.proxy.sandbox.Sandbox;
@@ -21,8 +25,8 @@ import io.nftproxy.testkit.TestNetns;
  */
 class DriftWatcherKernelTest {
 
-    private static void eventually(java.util.function.BooleanSupplier cond, String what) throws Exception {
-        Sandbox.eventually(java.time.Duration.ofSeconds(10), cond::getAsBoolean, what); // the watcher reports on its own thread
+    private static void eventually(BooleanSupplier cond, String what) throws Exception {
+        Sandbox.eventually(Duration.ofSeconds(10), cond::getAsBoolean, what); // the watcher reports on its own thread
     }
 
     @Test
@@ -42,7 +46,7 @@ class DriftWatcherKernelTest {
                 ns.nft("add table ip marker");
                 eventually(() -> "marker".equals(w.lastTable()), "the marker's event");
                 assertEquals(1, w.eventsRead(), "only the marker's table event, none of our commits'");
-                w.commitQuietly(client, new Transaction().add(new io.nftproxy.netlink.nft.Chain(Family.IP, "ours", "c0", null, null)));
+                w.commitQuietly(client, new Transaction().add(new Chain(Family.IP, "ours", "c0", null, null)));
                 ns.nft("add table ip marker2");
                 eventually(() -> "marker2".equals(w.lastTable()), "the second marker's event");
                 assertEquals(2, w.eventsRead(), "none of our chain's events");
@@ -55,7 +59,7 @@ class DriftWatcherKernelTest {
 
                 // Someone else commits (to any table) inside our window: seen from the generation id.
                 w.commitQuietly(client, () -> {
-                    var stats = client.commit(new Transaction().add(new io.nftproxy.netlink.nft.Chain(Family.IP, "ours",
+                    var stats = client.commit(new Transaction().add(new Chain(Family.IP, "ours",
                             "ours-new", null, null)));
                     ns.nft("add table ip someone-else");
                     return stats;
@@ -72,7 +76,7 @@ class DriftWatcherKernelTest {
             AtomicInteger repairs = new AtomicInteger();
             // Subscribed but not yet read: a burst of events about another table, far more than
             // 4 KiB of them, overflows the socket; whatever was lost might have been about us.
-            io.nftproxy.netlink.nft.NftMonitor monitor = io.nftproxy.netlink.nft.NftMonitor.open(ns.ns(), 4096);
+            NftMonitor monitor = NftMonitor.open(ns.ns(), 4096);
             StringBuilder sb = new StringBuilder("add table ip theirs\nadd set ip theirs s { type ipv4_addr; }\n"
                     + "add element ip theirs s { ");
             for (int i = 0; i < 3000; i++) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -15,9 +16,13 @@ import java.util.TreeMap;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.NftKernel;
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.netlink.testing.FakeNfTables;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
@@ -42,7 +47,7 @@ class PartialSyncPropertyTest {
             Duration.ofSeconds(30), "nftproxy");
 
     static InetAddress ip(String s) {
-        return io.nftproxy.netlink.nft.Inet.parse(s);
+        return Inet.parse(s);
     }
 
     /** A mutable model the history changes; {@link #state()} freezes it. */
@@ -124,10 +129,10 @@ class PartialSyncPropertyTest {
      * order they were created, which differs between histories and means nothing. Rules keep
      * their order within a chain, which means everything.
      */
-    static String normalized(io.nftproxy.netlink.nft.TableContents t) {
-        return new io.nftproxy.netlink.nft.TableContents(t.table(),
-                t.chains().stream().sorted(java.util.Comparator.comparing(io.nftproxy.netlink.nft.Chain::name)).toList(),
-                t.sets().stream().sorted(java.util.Comparator.comparing(io.nftproxy.netlink.nft.NftSet::name)).toList(),
+    static String normalized(TableContents t) {
+        return new TableContents(t.table(),
+                t.chains().stream().sorted(Comparator.comparing(Chain::name)).toList(),
+                t.sets().stream().sorted(Comparator.comparing(NftSet::name)).toList(),
                 t.elements(), t.rules()).toString();
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.Arrays;
 
 import org.junit.jupiter.api.Test;
 
@@ -60,7 +61,7 @@ class SyncScheduleTest {
             SyncSchedule.Next retry = s.next(t);
             assertTrue(retry.now() && retry.full(), "a failed sync is retried as a full one");
         }
-        assertEquals("[1, 2, 4, 8, 16, 30, 30, 30]", java.util.Arrays.toString(waits));
+        assertEquals("[1, 2, 4, 8, 16, 30, 30, 30]", Arrays.toString(waits));
         s.succeeded(t, true);
         assertEquals(S, s.backoffNanos(), "a success resets the backoff");
     }
