@@ -92,22 +92,14 @@ public final class NftClient implements NftKernel, AutoCloseable {
         writer.reset();
         int begin = socket.nextSequence();
         writeBatchMarker(Netlink.NFNL_MSG_BATCH_BEGIN, begin);
-        // Message n of the batch carries sequence begin + 1 + n; msgOp[n] is the op that wrote it.
-        int[][] msgOp = {new int[ops.size() + 8]};
-        int[] count = {0};
+        BatchSequences seqs = new BatchSequences(begin + 1);
         for (int i = 0; i < ops.size(); i++) {
             final int opIndex = i;
-            NftCodec.encode(writer, ops.get(i), () -> {
-                int n = count[0]++;
-                if (n == msgOp[0].length) {
-                    msgOp[0] = java.util.Arrays.copyOf(msgOp[0], n * 2);
-                }
-                msgOp[0][n] = opIndex;
-                return begin + 1 + n;
-            }, i == ops.size() - 1 ? Netlink.NLM_F_ACK : 0);
+            NftCodec.encode(writer, ops.get(i), () -> seqs.next(opIndex),
+                    i == ops.size() - 1 ? Netlink.NLM_F_ACK : 0);
         }
-        int messages = count[0];
-        int lastSeq = begin + messages;
+        int messages = seqs.messages();
+        int lastSeq = seqs.last();
         int end = lastSeq + 1;
         writeBatchMarker(Netlink.NFNL_MSG_BATCH_END, end);
         socket.skipSequencesTo(end);
@@ -134,9 +126,8 @@ public final class NftClient implements NftKernel, AutoCloseable {
                     if (e.seq() == lastSeq && e.isAck()) {
                         done = true;
                     } else if (!e.isAck()) {
-                        int idx = e.seq() - begin - 1;
-                        if (idx >= 0 && idx < messages) {
-                            int op = msgOp[0][idx];
+                        int op = seqs.operation(e.seq());
+                        if (op >= 0) {
                             failures.add(new TransactionException.Failure(op, ops.get(op), e.errno(),
                                     e.extAckMessage()));
                             if (e.seq() == lastSeq) {
