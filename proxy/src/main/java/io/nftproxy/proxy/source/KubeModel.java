@@ -254,7 +254,7 @@ public final class KubeModel {
         if (svc == null || svc.isEmpty()) {
             return new SliceRecord(key, null, Map.of(), errors, trigger);
         }
-        String service = key.namespace() + "/" + svc;
+        ObjectKey service = new ObjectKey(ObjectKey.Kind.SERVICE, key.namespace(), svc);
         try {
             return new SliceRecord(key, service, sliceEndpoints(key, svc, slice, e -> errors.add(e.getMessage())), errors, trigger);
         } catch (InvalidObjectException e) {

@@ -24,11 +24,11 @@ public sealed interface KubeObject {
     }
 
     /**
-     * An EndpointSlice: the service it belongs to ("namespace/name", null without the service-name
+     * An EndpointSlice: the Service it belongs to (null without the service-name
      * label), its endpoints per service port, the endpoints or ports it skipped and why, and the
      * endpoints controller's trigger time (null when absent).
      */
-    record SliceRecord(ObjectKey key, String service, Map<ServicePortName, List<Endpoint>> endpoints,
+    record SliceRecord(ObjectKey key, ObjectKey service, Map<ServicePortName, List<Endpoint>> endpoints,
                        List<String> errors, Instant triggerTime) implements KubeObject {
         public SliceRecord {
             endpoints = Map.copyOf(endpoints);

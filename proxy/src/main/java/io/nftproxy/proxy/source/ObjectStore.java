@@ -1,13 +1,11 @@
 package io.nftproxy.proxy.source;
 
-import java.net.InetAddress;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 import org.slf4j.Logger;
@@ -24,41 +22,34 @@ import io.nftproxy.proxy.source.KubeObject.ServiceRecord;
 import io.nftproxy.proxy.source.KubeObject.SliceRecord;
 
 /**
- * The objects the proxy has seen, from whichever source, already converted to the compact model,
- * and the change tracking between syncs: which services changed since the last snapshot. An update
- * equal to what is held is no change (informer resyncs, rewritten files). Thread-safe: sources
- * write, the sync loop reads.
+ * The objects the proxy has seen, from whichever source, already converted to the compact model
+ * ({@link KubeModel} converts; the store only holds), and the state a snapshot hands to the sync
+ * loop. Three parts with one job each: the {@link SliceIndex} merges a service's endpoints over
+ * its slices, the {@link ChangeTracker} notes which services to look at again, and at a snapshot
+ * {@link ServiceState#changed} decides, per such service, which of its ports really changed since
+ * the previous snapshot. An update equal to what is held is no change (informer resyncs, rewritten
+ * files). Thread-safe: sources write, the sync loop reads.
  */
 public final class ObjectStore {
     private static final Logger LOG = LoggerFactory.getLogger(ObjectStore.class);
 
     private final String nodeName;
+    private final ProxySelection selection;
     private final Map<ObjectKey, ServiceRecord> services = new HashMap<>();
-    private final Map<ObjectKey, SliceRecord> slices = new HashMap<>();
-    private final Map<String, Set<ObjectKey>> slicesByService = new HashMap<>();
-    /** Per service ("namespace/name"): its ports and merged endpoints as of the last snapshot. */
-    private final Map<String, List<ServicePort>> portsByService = new HashMap<>();
-    private final Map<String, Map<ServicePortName, List<Endpoint>>> endpointsByService = new HashMap<>();
-    /** Every port and every port's endpoints, kept up to date at each snapshot. */
+    private final SliceIndex slices = new SliceIndex();
+    private final ChangeTracker changes = new ChangeTracker();
+    /** Per service: its state as the last snapshot handed it out (absent services are not kept). */
+    private final Map<ObjectKey, ServiceState> served = new HashMap<>();
     /** What snapshots hand out: versioned, so that a snapshot costs the same at 10 and at 100,000 services. */
     private final VersionedMap<ServicePortName, ServicePort> allPorts = new VersionedMap<>();
     private final VersionedMap<ServicePortName, List<Endpoint>> allEndpoints = new VersionedMap<>();
     /** Object (or conflict) to what is wrong with it; versioned, as a snapshot hands it out whole. */
     private final VersionedMap<Problem, String> errors = new VersionedMap<>();
-    private final Set<String> dirty = new HashSet<>();
     private final FrontendClaims claims = new FrontendClaims();
     /** Error keys of the conflicts reported now. */
     private final Set<Problem> conflictKeys = new HashSet<>();
     private NodeInfo node;
-    private boolean nodeChanged = true;
-    private long serviceChanges;
-    private long endpointChanges;
-    private long servicesAtSnapshot;
-    private long endpointsAtSnapshot;
-    private final List<Instant> triggerTimes = new ArrayList<>();
     private Runnable listener = () -> { };
-
-    private final ProxySelection selection;
 
     public ObjectStore(String nodeName) {
         this(nodeName, ProxySelection.DEFAULT);
@@ -121,8 +112,7 @@ public final class ObjectStore {
         }
         noteErrors(s.key(), s.error() == null ? List.of() : List.of(s.error()),
                 " (the service is not programmed; every other one is)");
-        dirty.add(s.key().path());
-        serviceChanges++;
+        changes.service(s.key());
         return true;
     }
 
@@ -131,28 +121,17 @@ public final class ObjectStore {
             return false;
         }
         errors.remove(Problem.object(key));
-        dirty.add(key.path());
-        serviceChanges++;
+        changes.service(key);
         return true;
     }
 
     private boolean putSlice(SliceRecord s) {
-        SliceRecord old = slices.put(s.key(), s);
+        SliceRecord old = slices.put(s);
         if (s.equals(old)) {
             return false;
         }
-        if (old != null) {
-            unlink(old);
-        }
         noteErrors(s.key(), s.errors(), "");
-        if (s.service() != null) {
-            slicesByService.computeIfAbsent(s.service(), x -> new HashSet<>()).add(s.key());
-            dirty.add(s.service());
-        }
-        if (s.triggerTime() != null) {
-            triggerTimes.add(s.triggerTime());
-        }
-        endpointChanges++;
+        changes.slice(s.service(), old == null ? null : old.service(), s.triggerTime());
         return true;
     }
 
@@ -161,9 +140,8 @@ public final class ObjectStore {
         if (old == null) {
             return false;
         }
-        unlink(old);
         errors.remove(Problem.object(key));
-        endpointChanges++;
+        changes.slice(null, old.service(), null);
         return true;
     }
 
@@ -176,25 +154,12 @@ public final class ObjectStore {
         }
     }
 
-    private void unlink(SliceRecord old) {
-        if (old.service() != null) {
-            Set<ObjectKey> s = slicesByService.get(old.service());
-            if (s != null) {
-                s.remove(old.key());
-                if (s.isEmpty()) {
-                    slicesByService.remove(old.service());
-                }
-            }
-            dirty.add(old.service());
-        }
-    }
-
     private boolean putNode(NodeInfo n) {
         if (!nodeName.equals(n.name()) || n.equals(node)) {
             return false;
         }
         node = n;
-        nodeChanged = true;
+        changes.node();
         return true;
     }
 
@@ -203,7 +168,7 @@ public final class ObjectStore {
             return false;
         }
         node = NodeInfo.named(nodeName);
-        nodeChanged = true;
+        changes.node();
         return true;
     }
 
@@ -220,69 +185,64 @@ public final class ObjectStore {
 
     /** Changes seen and not yet taken by a snapshot: services, endpoints. */
     public synchronized long[] pending() {
-        return new long[] {serviceChanges - servicesAtSnapshot, endpointChanges - endpointsAtSnapshot};
+        return changes.pending();
     }
 
-    /** Merges what changed into the state and returns it; resets the change tracking. */
+    /** Merges what changed into the state and returns it; starts tracking changes over. */
     public synchronized Snapshot snapshot() {
+        ChangeTracker.Changes c = changes.take();
         Set<ServicePortName> changedPorts = new HashSet<>();
         Set<ServicePortName> reclaim = new HashSet<>();
-        for (String svc : dirty) {
-            refresh(svc, changedPorts, reclaim);
+        for (ObjectKey svc : c.services()) {
+            apply(svc, changedPorts, reclaim);
         }
-        if (!dirty.isEmpty()) {
+        if (!reclaim.isEmpty()) {
             resolveClaims(reclaim, changedPorts);
         }
-        dirty.clear();
-        Snapshot snap = new Snapshot(new ProxyState(allPorts.snapshot(), allEndpoints.snapshot(), node), Set.copyOf(changedPorts), nodeChanged,
-                errors.snapshot(), serviceChanges - servicesAtSnapshot, endpointChanges - endpointsAtSnapshot,
-                List.copyOf(triggerTimes));
-        servicesAtSnapshot = serviceChanges;
-        endpointsAtSnapshot = endpointChanges;
-        triggerTimes.clear();
-        nodeChanged = false;
-        return snap;
+        return new Snapshot(new ProxyState(allPorts.snapshot(), allEndpoints.snapshot(), node),
+                Set.copyOf(changedPorts), c.node(), errors.snapshot(), c.serviceChanges(), c.endpointChanges(),
+                c.triggerTimes());
     }
 
-    /** Recomputes one service's ports and endpoints (merged over its slices) and notes which ports changed. */
-    private void refresh(String svc, Set<ServicePortName> changedPorts, Set<ServicePortName> reclaim) {
-        int slash = svc.indexOf('/');
-        ObjectKey key = new ObjectKey(ObjectKey.Kind.SERVICE, svc.substring(0, slash), svc.substring(slash + 1));
-        ServiceRecord rec = services.get(key);
-        List<ServicePort> ports = rec == null ? List.of() : rec.ports();
-        Map<ServicePortName, List<Endpoint>> eps = new LinkedHashMap<>();
-        for (ObjectKey sk : slicesByService.getOrDefault(svc, Set.of())) {
-            SliceRecord slice = slices.get(sk);
-            slice.endpoints().forEach((id, list) -> eps.computeIfAbsent(id, x -> new ArrayList<>()).addAll(list));
+    /** A service as its Service and slices define it now. */
+    private ServiceState current(ObjectKey svc) {
+        ServiceRecord rec = services.get(svc);
+        Map<ServicePortName, ServicePort> ports = new HashMap<>();
+        if (rec != null) {
+            rec.ports().forEach(p -> ports.put(p.id(), p));
         }
-        eps.replaceAll((id, list) -> dedupe(list));
+        return new ServiceState(ports, slices.endpoints(svc));
+    }
 
-        List<ServicePort> before = portsByService.getOrDefault(svc, List.of());
-        Map<ServicePortName, List<Endpoint>> epsBefore = endpointsByService.getOrDefault(svc, Map.of());
-        for (ServicePort p : before) {
-            changedPorts.add(p.id());
-            allPorts.remove(p.id());
-            reclaim.addAll(claims.declare(p.id(), null));
+    /**
+     * Brings one service's ports and endpoints in the handed-out state up to date. Ports whose
+     * declaration changed are declared again to the frontend claims, which decide how they are
+     * served ({@link #resolveClaims}).
+     */
+    private void apply(ObjectKey svc, Set<ServicePortName> changedPorts, Set<ServicePortName> reclaim) {
+        ServiceState before = served.getOrDefault(svc, ServiceState.ABSENT);
+        ServiceState now = current(svc);
+        Set<ServicePortName> diff = ServiceState.changed(before, now);
+        if (diff.isEmpty()) {
+            return;
         }
-        for (ServicePort p : ports) {
-            changedPorts.add(p.id());
-            reclaim.addAll(claims.declare(p.id(), p));
+        changedPorts.addAll(diff);
+        for (ServicePortName id : diff) {
+            ServicePort p = now.ports().get(id);
+            if (!Objects.equals(before.ports().get(id), p)) {
+                reclaim.addAll(claims.declare(id, p));
+            }
+            List<Endpoint> eps = now.endpoints().get(id);
+            if (eps == null) {
+                allEndpoints.remove(id);
+            } else {
+                allEndpoints.put(id, eps);
+            }
         }
-        if (!epsBefore.equals(eps)) {
-            changedPorts.addAll(epsBefore.keySet());
-            changedPorts.addAll(eps.keySet());
-        }
-        epsBefore.keySet().forEach(allEndpoints::remove);
-        eps.forEach(allEndpoints::put);
-        if (ports.isEmpty()) {
-            portsByService.remove(svc);
+        if (now.isAbsent()) {
+            served.remove(svc);
         } else {
-            portsByService.put(svc, ports);
-        }
-        if (eps.isEmpty()) {
-            endpointsByService.remove(svc);
-        } else {
-            endpointsByService.put(svc, eps);
+            served.put(svc, now);
         }
     }
 
@@ -322,25 +282,6 @@ public final class ObjectStore {
     /** Frontends (address, protocol and port, or NodePort) claimed by more than one service port now. */
     public synchronized int conflicts() {
         return conflictKeys.size();
-    }
-
-    private record HostPort(InetAddress address, int port) {
-    }
-
-    /**
-     * The same address and port listed twice (in two slices during an update) is one endpoint; a
-     * copy that is not terminating wins over one that is, whichever slice comes first.
-     */
-    private static List<Endpoint> dedupe(List<Endpoint> list) {
-        Map<HostPort, Endpoint> byAddr = new LinkedHashMap<>();
-        for (Endpoint e : list) {
-            HostPort k = new HostPort(e.address(), e.port());
-            Endpoint had = byAddr.putIfAbsent(k, e);
-            if (had != null && had.terminating() && !e.terminating()) {
-                byAddr.put(k, e);
-            }
-        }
-        return List.copyOf(byAddr.values());
     }
 
     public synchronized NodeInfo node() {

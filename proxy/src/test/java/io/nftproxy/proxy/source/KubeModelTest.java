@@ -141,7 +141,7 @@ class KubeModelTest {
     @Test
     void endpointConditionsAsKubeProxyReadsThem() {
         SliceRecord slice = (SliceRecord) convert(Yaml.documents(OBJECTS)).get(1);
-        assertEquals("shop/web", slice.service());
+        assertEquals(new ObjectKey(ObjectKey.Kind.SERVICE, "shop", "web"), slice.service());
         assertEquals(Instant.parse("2026-11-22T10:00:00Z"), slice.triggerTime());
         List<Endpoint> http = slice.endpoints().get(new ServicePortName("shop", "web", "http", Protocol.TCP));
         assertEquals(3, http.size());

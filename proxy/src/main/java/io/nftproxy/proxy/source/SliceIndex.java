@@ -1,0 +1,93 @@
+package io.nftproxy.proxy.source;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.source.KubeObject.SliceRecord;
+
+/**
+ * The EndpointSlices held, grouped by the service they belong to, and a service's endpoints
+ * merged over its slices. Not thread-safe: the store guards it.
+ */
+final class SliceIndex {
+    private final Map<ObjectKey, SliceRecord> slices = new HashMap<>();
+    private final Map<ObjectKey, Set<ObjectKey>> byService = new HashMap<>();
+
+    /** Adds or replaces a slice; returns the slice it replaced, or null. */
+    SliceRecord put(SliceRecord s) {
+        SliceRecord old = slices.put(s.key(), s);
+        if (old != null) {
+            unlink(old);
+        }
+        if (s.service() != null) {
+            byService.computeIfAbsent(s.service(), x -> new HashSet<>()).add(s.key());
+        }
+        return old;
+    }
+
+    /** Removes a slice; returns it, or null if it was not held. */
+    SliceRecord remove(ObjectKey key) {
+        SliceRecord old = slices.remove(key);
+        if (old != null) {
+            unlink(old);
+        }
+        return old;
+    }
+
+    private void unlink(SliceRecord old) {
+        if (old.service() == null) {
+            return;
+        }
+        Set<ObjectKey> s = byService.get(old.service());
+        if (s != null) {
+            s.remove(old.key());
+            if (s.isEmpty()) {
+                byService.remove(old.service());
+            }
+        }
+    }
+
+    /**
+     * A service's endpoints per service port, over all its slices, each address and port once.
+     * Slices are merged in name order, so that which copy of a duplicated endpoint wins does not
+     * depend on the order the slices arrived in.
+     */
+    Map<ServicePortName, List<Endpoint>> endpoints(ObjectKey service) {
+        Map<ServicePortName, List<Endpoint>> eps = new LinkedHashMap<>();
+        List<ObjectKey> keys = new ArrayList<>(byService.getOrDefault(service, Set.of()));
+        keys.sort(Comparator.comparing(ObjectKey::name));
+        for (ObjectKey sk : keys) {
+            slices.get(sk).endpoints().forEach((id, list) -> eps.computeIfAbsent(id, x -> new ArrayList<>()).addAll(list));
+        }
+        eps.replaceAll((id, list) -> dedupe(list));
+        return eps;
+    }
+
+    private record HostPort(InetAddress address, int port) {
+    }
+
+    /**
+     * The same address and port listed twice (in two slices during an update) is one endpoint; a
+     * copy that is not terminating wins over one that is, whichever slice comes first.
+     */
+    static List<Endpoint> dedupe(List<Endpoint> list) {
+        Map<HostPort, Endpoint> byAddr = new LinkedHashMap<>();
+        for (Endpoint e : list) {
+            HostPort k = new HostPort(e.address(), e.port());
+            Endpoint had = byAddr.putIfAbsent(k, e);
+            if (had != null && had.terminating() && !e.terminating()) {
+                byAddr.put(k, e);
+            }
+        }
+        return List.copyOf(byAddr.values());
+    }
+}
