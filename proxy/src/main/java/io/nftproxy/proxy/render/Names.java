@@ -2,8 +2,6 @@ package io.nftproxy.proxy.render;
 
 import java.nio.charset.StandardCharsets;
 
-import io.nftproxy.netlink.nft.Inet;
-import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.ServicePort;
 
 /**

@@ -1,0 +1,109 @@
+package io.nftproxy.proxy.render;
+
+import static io.nftproxy.proxy.render.NftRenderer.*;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.DataType;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.expr.Expr;
+import io.nftproxy.proxy.config.LocalDetection;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.NodeInfo;
+
+/**
+ * Collects one fragment of a family's table (chains, sets, elements) as the renderers add to it,
+ * with the helpers they share: rules of this table, keys in the layout of the shared maps, the
+ * local-traffic match.
+ */
+final class FragmentBuilder {
+    final IpFamily f;
+    final Family nf;
+    final String t;
+    final NodeInfo node;
+    final RuleParts p;
+    final ProxyConfig config;
+    final Map<String, DesiredChain> chains = new LinkedHashMap<>();
+    final Map<String, NftSet> sets = new LinkedHashMap<>();
+    final Map<String, List<SetElement>> elements = new LinkedHashMap<>();
+    final Set<String> unmanaged = new HashSet<>();
+
+    FragmentBuilder(ProxyConfig config, IpFamily f, NodeInfo node) {
+        this.config = config;
+        this.f = f;
+        this.nf = f.nft();
+        this.t = config.table();
+        this.node = node;
+        this.p = new RuleParts(f);
+    }
+
+    Fragment fragment() {
+        return new Fragment(chains, sets, elements, unmanaged);
+    }
+
+    DataType addr() {
+        return f == IpFamily.V4 ? DataType.IPV4_ADDR : DataType.IPV6_ADDR;
+    }
+
+    Rule rule(String chain, List<Expr> exprs) {
+        return Rule.of(nf, t, chain, exprs);
+    }
+
+    void chain(Chain c, List<Rule> rules) {
+        chains.put(c.name(), new DesiredChain(c, rules));
+    }
+
+    void set(NftSet s) {
+        sets.put(s.name(), s);
+    }
+
+    void element(String set, SetElement e) {
+        elements.computeIfAbsent(set, k -> new ArrayList<>()).add(e);
+    }
+
+    Bytes key(InetAddress a, int proto, int port) {
+        return Bytes.concat(Bytes.ip(a).padTo4(), Bytes.u8(proto).padTo4(), Bytes.be16(port).padTo4());
+    }
+
+    Bytes key(int proto, int port) {
+        return Bytes.concat(Bytes.u8(proto).padTo4(), Bytes.be16(port).padTo4());
+    }
+
+    /**
+     * Matches traffic from local pods (or, {@code negate}, traffic not from them) as the
+     * configured local traffic detection tells them apart; null when it cannot in this family.
+     */
+    List<Expr> localTraffic(boolean negate) {
+        LocalDetection d = config.localDetection();
+        if (!d.implemented(config, node, f)) {
+            return null;
+        }
+        if (d.bySource()) {
+            return List.of(p.loadSaddr(NfTables.NFT_REG_1), negate ? RuleParts.notIn(CLUSTER_CIDRS) : RuleParts.lookup(CLUSTER_CIDRS));
+        }
+        return RuleParts.iifname(d.interfaceName(),
+                d.mode() == LocalDetection.Mode.INTERFACE_NAME_PREFIX, negate);
+    }
+
+    void noEndpoints(boolean any, Bytes ipKey, Bytes nodePortKey) {
+        if (ipKey != null) {
+            element(any ? NO_ENDPOINT_DROP : NO_ENDPOINT_REJECT, SetElement.of(ipKey));
+        }
+        if (nodePortKey != null) {
+            element(any ? NODEPORT_NO_ENDPOINT_DROP : NODEPORT_NO_ENDPOINT_REJECT, SetElement.of(nodePortKey));
+        }
+    }
+}

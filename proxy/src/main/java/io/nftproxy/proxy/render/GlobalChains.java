@@ -1,0 +1,205 @@
+package io.nftproxy.proxy.render;
+
+import static io.nftproxy.proxy.render.NftRenderer.*;
+import static io.nftproxy.proxy.render.RuleParts.concat;
+import static io.nftproxy.proxy.render.RuleParts.verdict;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.DataType;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.Hook;
+import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.Verdict;
+import io.nftproxy.netlink.nft.expr.Expr;
+import io.nftproxy.netlink.nft.expr.Masq;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.NodeInfo;
+
+/**
+ * The part of a family's table every service shares: the global maps and sets, the chains that
+ * look services up, mark and masquerade, reject and drop, and the base chains on the hooks.
+ */
+final class GlobalChains {
+    private final FragmentBuilder b;
+    private final IpFamily f;
+    private final Family nf;
+    private final String t;
+    private final NodeInfo node;
+    private final RuleParts p;
+    private final ProxyConfig config;
+
+    GlobalChains(FragmentBuilder b) {
+        this.b = b;
+        this.f = b.f;
+        this.nf = b.nf;
+        this.t = b.t;
+        this.node = b.node;
+        this.p = b.p;
+        this.config = b.config;
+    }
+
+    void declare() {
+        DataType a = b.addr();
+        b.set(NftSet.map(nf, t, SERVICE_IPS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("ClusterIP, external and load-balancer IP ports to the chain that picks their endpoint"));
+        b.set(NftSet.map(nf, t, SERVICE_NODEPORTS, DataType.VERDICT, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("NodePorts to the chain that picks their endpoint"));
+        DataType endpoint = DataType.concat(List.of(a, DataType.INET_SERVICE));
+        b.set(new NftSet(nf, t, SERVICE_ENDPOINTS, List.of(a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
+                endpoint, 0, 0, "service IP port . index to endpoint address . port"));
+        b.set(new NftSet(nf, t, NODEPORT_ENDPOINTS, List.of(DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
+                endpoint, 0, 0, "NodePort . index to endpoint address . port"));
+        b.set(NftSet.set(nf, t, NO_ENDPOINT_REJECT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("service IP ports without any endpoint: rejected"));
+        b.set(NftSet.set(nf, t, NO_ENDPOINT_DROP, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("service IP ports without a usable endpoint here: dropped"));
+        b.set(NftSet.set(nf, t, NODEPORT_NO_ENDPOINT_REJECT, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("NodePorts without any endpoint: rejected"));
+        b.set(NftSet.set(nf, t, NODEPORT_NO_ENDPOINT_DROP, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("NodePorts without a usable endpoint here: dropped"));
+        b.set(NftSet.map(nf, t, FIREWALL_IPS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("load-balancer IP ports with loadBalancerSourceRanges"));
+        b.set(NftSet.set(nf, t, CLUSTER_IP_PORTS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("ClusterIP ports, masqueraded when reached from outside the cluster CIDR"));
+        b.set(NftSet.set(nf, t, EXTERNAL_MASQ, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("external and load-balancer IP ports of externalTrafficPolicy Cluster services"));
+        b.set(NftSet.set(nf, t, NODEPORT_MASQ, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("NodePorts of externalTrafficPolicy Cluster services"));
+        b.set(NftSet.set(nf, t, CLUSTER_IPS, a).withComment("every ClusterIP"));
+        b.set(NftSet.set(nf, t, HAIRPIN, a, a).withComment("endpoint . itself: hairpin traffic is masqueraded"));
+        // One set for every service's ClientIP affinity (the kernel writes it, each entry with
+        // its service's timeout): a set per endpoint made the kernel look sets up by name in
+        // a list, and a full sync with 14,000 of them took 20 s at 10k services.
+        // Five fields at most: nf_tables names a concatenated type in 32 bits, 6 per field. The
+        // protocol is left out: a TCP and a UDP port of one service sharing an endpoint share
+        // the client's memory of it, which sends the client to the same pod either way.
+        b.set(NftSet.set(nf, t, AFFINITY, a, a, DataType.INET_SERVICE, a, DataType.INET_SERVICE)
+                .withFlags(NfTables.NFT_SET_EVAL).withTimeout(AFFINITY_DEFAULT_MS)
+                .withComment("client . service IP . port . endpoint . port: ClientIP session affinity"));
+        b.unmanaged.add(AFFINITY);
+        b.set(NftSet.set(nf, t, NODEPORT_ADDRS, a).withFlags(NfTables.NFT_SET_INTERVAL)
+                .withComment("addresses NodePorts are served on"));
+        b.set(NftSet.set(nf, t, CLUSTER_CIDRS, a).withFlags(NfTables.NFT_SET_INTERVAL).withComment("pod network"));
+        b.set(NftSet.set(nf, t, SERVICE_CIDRS, a).withFlags(NfTables.NFT_SET_INTERVAL)
+                .withComment("service network: unallocated IPs are dropped"));
+
+        List<Cidr> npa = config.nodePortAddresses(f);
+        if (npa.isEmpty()) {
+            npa = config.nodeIPs().stream().filter(f::contains).map(ip -> new Cidr(ip, f.addressBytes() * 8)).toList();
+            if (npa.isEmpty()) {
+                npa = node.addresses().stream().filter(f::contains)
+                        .map(ip -> new Cidr(ip, f.addressBytes() * 8)).toList();
+            }
+        }
+        intervals(NODEPORT_ADDRS, npa);
+        // The networks local traffic comes from: the cluster's or this node's pod CIDRs.
+        intervals(CLUSTER_CIDRS, config.localDetection().cidrs(config, node, f));
+        intervals(SERVICE_CIDRS, config.serviceCIDRs(f));
+
+        b.chain(Chain.regular(nf, t, MARK_FOR_MASQUERADE), List.of(b.rule(MARK_FOR_MASQUERADE, RuleParts.setMark(config.masqueradeMark()))));
+        b.chain(Chain.regular(nf, t, MASQUERADING), List.of(
+                b.rule(MASQUERADING, concat(concat(RuleParts.ctStatusDnat(), p.saddrDaddr().toArray(new Expr[0])),
+                        RuleParts.lookup(HAIRPIN), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))),
+                b.rule(MASQUERADING, concat(RuleParts.markClear(config.masqueradeMark()), verdict(Verdict.RETURN))),
+                b.rule(MASQUERADING, RuleParts.flipMark(config.masqueradeMark())),
+                b.rule(MASQUERADING, List.of(Masq.fullyRandom()))));
+
+        List<Rule> services = new ArrayList<>();
+        if (config.masqueradeAll()) {
+            services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(CLUSTER_IP_PORTS),
+                    verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
+        } else if (b.localTraffic(true) != null) {
+            List<Expr> e = new ArrayList<>(p.daddrProtoPort());
+            e.add(RuleParts.lookup(CLUSTER_IP_PORTS));
+            e.addAll(b.localTraffic(true));
+            e.add(verdict(Verdict.jump(MARK_FOR_MASQUERADE)));
+            services.add(b.rule(SERVICES, e));
+        }
+        services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(EXTERNAL_MASQ),
+                verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
+        services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_IPS))));
+        List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(NfTables.NFT_REG_1),
+                RuleParts.lookup(NODEPORT_ADDRS));
+        services.add(b.rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
+                RuleParts.lookup(NODEPORT_MASQ), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
+        services.add(b.rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
+                RuleParts.vmap(SERVICE_NODEPORTS))));
+        b.chain(Chain.regular(nf, t, SERVICES), services);
+
+        // One shared chain per endpoint count k picks uniformly among a group's k endpoints:
+        // a service is then only map elements, and changing it never changes a rule.
+        for (int k = 1; k <= MAX_SHARED_PICK; k++) {
+            String pick = PICK + k;
+            b.chain(Chain.regular(nf, t, pick), List.of(
+                    b.rule(pick, p.pickEndpoint(p.daddrProtoPort(), SERVICE_ENDPOINTS, k)),
+                    b.rule(pick, p.pickEndpoint(p.protoPort(), NODEPORT_ENDPOINTS, k))));
+        }
+
+        b.chain(Chain.regular(nf, t, SERVICE_ENDPOINTS_CHECK), List.of(
+                b.rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_REJECT), p.reject())),
+                b.rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_DROP),
+                        verdict(Verdict.DROP)))));
+        List<Expr> nodePorts = concat(nodeportMatch, p.protoPort().toArray(new Expr[0]));
+        b.chain(Chain.regular(nf, t, NODEPORT_ENDPOINTS_CHECK), List.of(
+                b.rule(NODEPORT_ENDPOINTS_CHECK, concat(nodePorts, RuleParts.lookup(NODEPORT_NO_ENDPOINT_REJECT), p.reject())),
+                b.rule(NODEPORT_ENDPOINTS_CHECK, concat(nodePorts, RuleParts.lookup(NODEPORT_NO_ENDPOINT_DROP),
+                        verdict(Verdict.DROP)))));
+        b.chain(Chain.regular(nf, t, CLUSTER_IPS_CHECK), List.of(
+                b.rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTables.NFT_REG_1),
+                        RuleParts.lookup(CLUSTER_IPS), p.reject())),
+                b.rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTables.NFT_REG_1),
+                        RuleParts.lookup(SERVICE_CIDRS), verdict(Verdict.DROP)))));
+        b.chain(Chain.regular(nf, t, FIREWALL_CHECK), List.of(
+                b.rule(FIREWALL_CHECK, concat(p.daddrProtoPort(), RuleParts.vmap(FIREWALL_IPS)))));
+
+        // Base chains: NAT at the usual priorities, filters around them (see docs/ruleset.md).
+        base("nat-prerouting", "nat", Hook.PREROUTING, -100, jumpIfNew(false, SERVICES));
+        base("nat-output", "nat", Hook.OUTPUT, -100, jumpIfNew(false, SERVICES));
+        base("nat-postrouting", "nat", Hook.POSTROUTING, 100, jumpIfNew(false, MASQUERADING));
+        base("filter-prerouting", "filter", Hook.PREROUTING, -110, jumpIfNew(true, FIREWALL_CHECK));
+        base("filter-input", "filter", Hook.INPUT, -110,
+                jumpIfNew(true, NODEPORT_ENDPOINTS_CHECK, SERVICE_ENDPOINTS_CHECK));
+        base("filter-forward", "filter", Hook.FORWARD, -110,
+                jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, CLUSTER_IPS_CHECK));
+        base("filter-output", "filter", Hook.OUTPUT, -110,
+                jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, NODEPORT_ENDPOINTS_CHECK, FIREWALL_CHECK));
+        // After the output DNAT (-100): what is still addressed to a ClusterIP found no service port.
+        base("filter-output-post-dnat", "filter", Hook.OUTPUT, -90, jumpIfNew(true, CLUSTER_IPS_CHECK));
+    }
+
+    List<List<Expr>> jumpIfNew(boolean onlyNew, String... targets) {
+        List<List<Expr>> out = new ArrayList<>();
+        for (String target : targets) {
+            out.add(onlyNew ? concat(RuleParts.ctStateNew(), verdict(Verdict.jump(target)))
+                    : List.of(verdict(Verdict.jump(target))));
+        }
+        return out;
+    }
+
+    void base(String name, String type, Hook hook, int prio, List<List<Expr>> rules) {
+        List<Rule> rs = new ArrayList<>();
+        for (List<Expr> r : rules) {
+            rs.add(b.rule(name, r));
+        }
+        b.chain(Chain.base(nf, t, name, type, hook, prio), rs);
+    }
+
+    /** CIDRs as interval elements: merged, each a start and an end one past it (none at the top of the space). */
+    void intervals(String set, List<Cidr> cidrs) {
+        for (Cidr.Range r : Cidr.merge(cidrs)) {
+            b.element(set, SetElement.of(Bytes.ip(r.start())));
+            if (r.endExclusive() != null) {
+                b.element(set, new SetElement(Bytes.ip(r.endExclusive()), null, null, 0, 0, NfTables.NFT_SET_ELEM_INTERVAL_END));
+            }
+        }
+    }
+}

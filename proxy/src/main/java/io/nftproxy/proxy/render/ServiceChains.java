@@ -1,0 +1,194 @@
+package io.nftproxy.proxy.render;
+
+import static io.nftproxy.proxy.render.NftRenderer.*;
+import static io.nftproxy.proxy.render.RuleParts.concat;
+import static io.nftproxy.proxy.render.RuleParts.verdict;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.Verdict;
+import io.nftproxy.netlink.nft.expr.Expr;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.topology.EndpointSelection;
+
+/**
+ * A service port with chains of its own: ClientIP session affinity, externalTrafficPolicy Local
+ * (an external chain choosing local endpoints), groups larger than the shared pick chains, and
+ * loadBalancerSourceRanges (a firewall chain).
+ */
+final class ServiceChains {
+    private final FragmentBuilder b;
+    private final IpFamily f;
+    private final Family nf;
+    private final String t;
+    private final NodeInfo node;
+    private final RuleParts p;
+    private final ProxyConfig config;
+
+    ServiceChains(FragmentBuilder b) {
+        this.b = b;
+        this.f = b.f;
+        this.nf = b.nf;
+        this.t = b.t;
+        this.node = b.node;
+        this.p = b.p;
+        this.config = b.config;
+    }
+    /** Whether a port needs chains of its own: affinity, external Local policy, a group too large to share a pick chain. */
+    static boolean needed(ServicePort svc, EndpointSelection sel) {
+        return svc.affinitySeconds() > 0 || (svc.externalPolicyLocal() && svc.hasExternal())
+                || sel.cluster().size() > MAX_SHARED_PICK || sel.local().size() > MAX_SHARED_PICK;
+    }
+
+    /** The picking chains of the port's cluster and local endpoints, the external chain, and the map elements to them. */
+    void render(ServicePort svc, EndpointSelection sel) {
+        int proto = svc.protocol().number();
+        String svcChain = null;
+        String svlChain = null;
+        if (svc.usesClusterEndpoints() && !sel.cluster().isEmpty()) {
+            svcChain = Names.clusterChain(svc);
+            b.chain(Chain.regular(nf, t, svcChain), pickEndpoint(svc, svcChain, sel.cluster()));
+        }
+        if (svc.usesLocalEndpoints() && !sel.local().isEmpty()) {
+            svlChain = Names.localChain(svc);
+            b.chain(Chain.regular(nf, t, svlChain), pickEndpoint(svc, svlChain, sel.local()));
+        }
+
+        // Internal traffic: the ClusterIPs.
+        String internal = svc.internalPolicyLocal() ? svlChain : svcChain;
+        for (InetAddress ip : svc.clusterIPs(f)) {
+            if (internal != null) {
+                b.element(SERVICE_IPS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(internal)));
+            } else {
+                b.noEndpoints(sel.anyEndpoints(), b.key(ip, proto, svc.port()), null);
+            }
+        }
+        if (!svc.hasExternal()) {
+            return;
+        }
+
+        // External traffic: NodePort, external IPs, load-balancer IPs.
+        String external;
+        if (!svc.externalPolicyLocal()) {
+            external = svcChain;
+        } else {
+            // Local policy: pods and the node itself still reach every endpoint; the rest only
+            // this node's, and nothing when it has none.
+            external = Names.externalChain(svc);
+            List<Rule> ext = new ArrayList<>();
+            if (svcChain != null) {
+                if (b.localTraffic(false) != null) {
+                    ext.add(b.rule(external, concat(b.localTraffic(false), verdict(Verdict.goTo(svcChain)))));
+                }
+                ext.add(b.rule(external, concat(RuleParts.saddrLocal(), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
+                ext.add(b.rule(external, concat(RuleParts.saddrLocal(), verdict(Verdict.goTo(svcChain)))));
+            }
+            ext.add(b.rule(external, List.of(verdict(svlChain != null ? Verdict.goTo(svlChain) : Verdict.DROP))));
+            b.chain(Chain.regular(nf, t, external), ext);
+        }
+        List<InetAddress> frontIPs = new ArrayList<>(svc.externalIPs(f));
+        frontIPs.addAll(svc.loadBalancerIPs(f));
+        for (InetAddress ip : frontIPs) {
+            Bytes k = b.key(ip, proto, svc.port());
+            if (external != null) {
+                b.element(SERVICE_IPS, SetElement.of(k, Verdict.goTo(external)));
+                if (!svc.externalPolicyLocal()) {
+                    b.element(EXTERNAL_MASQ, SetElement.of(k));
+                }
+            } else {
+                b.noEndpoints(sel.anyEndpoints(), k, null);
+            }
+        }
+        if (svc.nodePort() != 0) {
+            Bytes k = b.key(proto, svc.nodePort());
+            if (external != null) {
+                b.element(SERVICE_NODEPORTS, SetElement.of(k, Verdict.goTo(external)));
+                if (!svc.externalPolicyLocal()) {
+                    b.element(NODEPORT_MASQ, SetElement.of(k));
+                }
+            } else {
+                b.noEndpoints(sel.anyEndpoints(), null, k);
+            }
+        }
+    }
+
+    /** loadBalancerSourceRanges: a chain that lets the ranges through to the load-balancer IPs and drops the rest. */
+    void firewall(ServicePort svc) {
+        int proto = svc.protocol().number();
+        List<Cidr> ranges = svc.loadBalancerSourceRanges(f);
+        if (ranges.isEmpty() || svc.loadBalancerIPs(f).isEmpty()) {
+            return;
+        }
+        String fw = Names.firewallChain(svc);
+        List<Rule> rules = new ArrayList<>();
+        for (Cidr c : ranges) {
+            rules.add(b.rule(fw, concat(p.saddrInPrefix(c), verdict(Verdict.RETURN))));
+        }
+        // A node reaching its own load-balancer VIP arrives with the VIP as source.
+        boolean allowFromNode = ranges.stream().anyMatch(c -> config.nodeIPs().stream().anyMatch(c::contains)
+                || node.addresses().stream().anyMatch(c::contains));
+        if (allowFromNode) {
+            for (InetAddress ip : svc.loadBalancerIPs(f)) {
+                rules.add(b.rule(fw, concat(p.saddrInPrefix(new Cidr(ip, f.addressBytes() * 8)), verdict(Verdict.RETURN))));
+            }
+        }
+        rules.add(b.rule(fw, List.of(verdict(Verdict.DROP))));
+        b.chain(Chain.regular(nf, t, fw), rules);
+        for (InetAddress ip : svc.loadBalancerIPs(f)) {
+            b.element(FIREWALL_IPS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(fw)));
+        }
+    }
+
+    /**
+     * Uniform random choice among k endpoints in k rules: rule i matches with probability
+     * 1/(k-i) (a fresh random number each), which gives every endpoint 1/k. With ClientIP
+     * affinity, a client that recently reached an endpoint goes straight back to it.
+     */
+    List<Rule> pickEndpoint(ServicePort svc, String chain, List<Endpoint> eps) {
+        List<Rule> rules = new ArrayList<>();
+        boolean affinity = svc.affinitySeconds() > 0;
+        long timeoutMs = svc.affinitySeconds() * 1000L;
+        List<InetAddress> vips = svc.clusterIPs(f);
+        // The service port is named in the affinity key by its ClusterIP and port (one owner
+        // per frontend), so that two services sharing an endpoint keep apart.
+        InetAddress vip = vips.isEmpty() ? Inet.parse(f == IpFamily.V4 ? "0.0.0.0" : "::") : vips.get(0);
+        if (affinity) {
+            for (Endpoint e : eps) {
+                List<Expr> key = p.affinityKey(vip, svc.port(), e.address(), e.port());
+                List<Expr> r = new ArrayList<>(key);
+                r.add(RuleParts.lookup(AFFINITY));
+                r.addAll(RuleParts.remember(key, AFFINITY, timeoutMs));
+                r.addAll(p.dnat(svc.protocol(), e.address(), e.port()));
+                rules.add(b.rule(chain, r));
+            }
+        }
+        int k = eps.size();
+        for (int i = 0; i < k; i++) {
+            Endpoint e = eps.get(i);
+            List<Expr> r = new ArrayList<>();
+            if (i < k - 1) {
+                r.addAll(RuleParts.oneIn(k - i));
+            }
+            if (affinity) {
+                r.addAll(RuleParts.remember(p.affinityKey(vip, svc.port(), e.address(), e.port()),
+                        AFFINITY, timeoutMs));
+            }
+            r.addAll(p.dnat(svc.protocol(), e.address(), e.port()));
+            rules.add(b.rule(chain, r));
+        }
+        return rules;
+    }
+}
