@@ -10,7 +10,6 @@ import java.util.List;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.DataType;
-import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Hook;
 import io.nftproxy.netlink.nft.NfTables;
 import io.nftproxy.netlink.nft.NftSet;
@@ -19,32 +18,15 @@ import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.netlink.nft.expr.Masq;
-import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
-import io.nftproxy.proxy.model.IpFamily;
-import io.nftproxy.proxy.model.NodeInfo;
 
 /**
  * The part of a family's table every service shares: the global maps and sets, the chains that
  * look services up, mark and masquerade, reject and drop, and the base chains on the hooks.
  */
-final class GlobalChains {
-    private final FragmentBuilder b;
-    private final IpFamily f;
-    private final Family nf;
-    private final String t;
-    private final NodeInfo node;
-    private final RuleParts p;
-    private final ProxyConfig config;
-
+final class GlobalChains extends RenderPart {
     GlobalChains(FragmentBuilder b) {
-        this.b = b;
-        this.f = b.f;
-        this.nf = b.nf;
-        this.t = b.t;
-        this.node = b.node;
-        this.p = b.p;
-        this.config = b.config;
+        super(b);
     }
 
     void declare() {

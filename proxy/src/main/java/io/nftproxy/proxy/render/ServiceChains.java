@@ -10,17 +10,14 @@ import java.util.List;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
-import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.expr.Expr;
-import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
-import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.topology.EndpointSelection;
 
@@ -29,24 +26,11 @@ import io.nftproxy.proxy.topology.EndpointSelection;
  * (an external chain choosing local endpoints), groups larger than the shared pick chains, and
  * loadBalancerSourceRanges (a firewall chain).
  */
-final class ServiceChains {
-    private final FragmentBuilder b;
-    private final IpFamily f;
-    private final Family nf;
-    private final String t;
-    private final NodeInfo node;
-    private final RuleParts p;
-    private final ProxyConfig config;
-
+final class ServiceChains extends RenderPart {
     ServiceChains(FragmentBuilder b) {
-        this.b = b;
-        this.f = b.f;
-        this.nf = b.nf;
-        this.t = b.t;
-        this.node = b.node;
-        this.p = b.p;
-        this.config = b.config;
+        super(b);
     }
+
     /** Whether a port needs chains of its own: affinity, external Local policy, a group too large to share a pick chain. */
     static boolean needed(ServicePort svc, EndpointSelection sel) {
         return svc.affinitySeconds() > 0 || (svc.externalPolicyLocal() && svc.hasExternal())

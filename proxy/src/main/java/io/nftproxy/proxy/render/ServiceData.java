@@ -11,7 +11,6 @@ import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.proxy.model.Endpoint;
-import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.topology.EndpointSelection;
 
@@ -21,13 +20,9 @@ import io.nftproxy.proxy.topology.EndpointSelection;
  * in [0, k) and looks "destination . index" up to find the endpoint; changing it never changes a
  * rule. Services that need more go to {@link ServiceChains}.
  */
-final class ServiceData {
-    private final FragmentBuilder b;
-    private final IpFamily f;
-
+final class ServiceData extends RenderPart {
     ServiceData(FragmentBuilder b) {
-        this.b = b;
-        this.f = b.f;
+        super(b);
     }
 
     /** The k elements "front key . index" to "address . port" that pick-k chooses among. */
