@@ -33,9 +33,6 @@ public interface LibC {
     int setsockopt(int fd, int level, int optname, @In ByteBuffer optval, int optlen);
 
     @SaveError
-    int getsockopt(int fd, int level, int optname, @Out ByteBuffer optval, IntByReference optlen);
-
-    @SaveError
     int close(int fd);
 
     @SaveError

@@ -30,7 +30,6 @@ public final class NetlinkSocket implements AutoCloseable {
     private static final int NETLINK_DROP_MEMBERSHIP = 2;
     private static final int NETLINK_CAP_ACK = 10;
     private static final int NETLINK_EXT_ACK = 11;
-    private static final int MSG_PEEK = 0x2;
     private static final int MSG_TRUNC = 0x20;
     private static final int MSG_DONTWAIT = 0x40;
     private static final int SOCKADDR_NL_LEN = 12;
@@ -105,15 +104,6 @@ public final class NetlinkSocket implements AutoCloseable {
         }
     }
 
-    private int getInt(int level, int opt, String name) throws NativeException {
-        ByteBuffer v = ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder());
-        IntByReference len = new IntByReference(4);
-        if (c.getsockopt(fd, level, opt, v, len) < 0) {
-            throw new NativeException("getsockopt(" + name + ")", Native.errno());
-        }
-        return v.getInt(0);
-    }
-
     /**
      * Sizes the socket buffers. The FORCE variants ignore net.core.[rw]mem_max (needed for batches
      * of hundreds of MB); without CAP_NET_ADMIN we fall back to the capped ones.
@@ -132,11 +122,6 @@ public final class NetlinkSocket implements AutoCloseable {
             }
             setInt(SOL_SOCKET, plain, bytes, name);
         }
-    }
-
-    /** The kernel's effective send buffer (it doubles what was asked, for bookkeeping). */
-    public int sendBufferSize() throws NativeException {
-        return getInt(SOL_SOCKET, SO_SNDBUF, "SO_SNDBUF");
     }
 
     public void setReceiveTimeout(Duration timeout) throws NativeException {
@@ -222,20 +207,6 @@ public final class NetlinkSocket implements AutoCloseable {
             }
             throw new NativeException("recv", err);
         }
-    }
-
-    /** Length of the next queued datagram without consuming it, or -1 if none. */
-    public int peekLength() throws NativeException {
-        ByteBuffer probe = ByteBuffer.allocateDirect(16);
-        long n = c.recv(fd, probe, 16, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
-        if (n < 0) {
-            int err = Native.errno();
-            if (err == Errno.EAGAIN) {
-                return -1;
-            }
-            throw new NativeException("recv(MSG_PEEK)", err);
-        }
-        return (int) n;
     }
 
     private static void requireDirect(ByteBuffer buf) {

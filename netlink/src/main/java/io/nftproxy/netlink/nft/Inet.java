@@ -35,10 +35,6 @@ public final class Inet {
         }
     }
 
-    public static boolean isV6(InetAddress a) {
-        return a instanceof Inet6Address;
-    }
-
     /** The canonical text form: dotted quad, or RFC 5952 compressed IPv6 as nft prints it. */
     public static String format(InetAddress a) {
         if (!(a instanceof Inet6Address)) {

@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -226,10 +224,5 @@ public final class CompareBench {
     /** A number for tables: milliseconds with sensible precision. */
     static String ms(double v) {
         return Double.isNaN(v) ? "" : v < 10 ? String.format(Locale.ROOT, "%.2f", v) : String.format(Locale.ROOT, "%.0f", v);
-    }
-
-    static Path ensureDir(Path dir) throws IOException {
-        Files.createDirectories(dir);
-        return dir;
     }
 }

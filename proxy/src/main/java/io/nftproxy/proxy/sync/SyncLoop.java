@@ -50,17 +50,6 @@ public final class SyncLoop implements AutoCloseable {
         }
     }
 
-    /** Asks for a full sync soon. */
-    public void requestFullSync() {
-        lock.lock();
-        try {
-            schedule.requestFull();
-            wake.signalAll();
-        } finally {
-            lock.unlock();
-        }
-    }
-
     /**
      * Someone else changed our tables: the next sync forgets what we committed and replaces the
      * tables whole (which also removes anything foreign added inside them). Many events of one
