@@ -78,6 +78,8 @@ public final class NfTables {
     public static final int NFTA_SET_GC_INTERVAL = 12;
     public static final int NFTA_SET_USERDATA = 13;
     public static final int NFTA_SET_HANDLE = 16;
+    public static final int NFTA_SET_EXPR = 17;
+    public static final int NFTA_SET_EXPRESSIONS = 18;
     public static final int NFTA_SET_DESC_SIZE = 1;
     public static final int NFTA_SET_DESC_CONCAT = 2;
     public static final int NFTA_SET_FIELD_LEN = 1;
@@ -88,6 +90,8 @@ public final class NfTables {
     public static final int NFT_SET_MAP = 0x8;
     public static final int NFT_SET_TIMEOUT = 0x10;
     public static final int NFT_SET_EVAL = 0x20;
+    /** Set by the kernel (and nft) on sets declared with expressions; implied by NFTA_SET_EXPR. */
+    public static final int NFT_SET_EXPR = 0x400;
     public static final int NFT_SET_OBJECT = 0x40;
     public static final int NFT_SET_CONCAT = 0x80;
 
@@ -102,7 +106,9 @@ public final class NfTables {
     public static final int NFTA_SET_ELEM_TIMEOUT = 4;
     public static final int NFTA_SET_ELEM_EXPIRATION = 5;
     public static final int NFTA_SET_ELEM_USERDATA = 6;
+    public static final int NFTA_SET_ELEM_EXPR = 7;
     public static final int NFTA_SET_ELEM_KEY_END = 10;
+    public static final int NFTA_SET_ELEM_EXPRESSIONS = 11;
     public static final int NFT_SET_ELEM_INTERVAL_END = 1;
 
     public static final int NFTA_DATA_VALUE = 1;

@@ -25,7 +25,7 @@ import io.nftproxy.netlink.msg.NlMessage;
  * Talks nf_tables to the kernel over one NETLINK_NETFILTER socket: commits transactions as
  * atomic batches, dumps objects back into the model, reads the generation id. Not thread-safe.
  */
-public final class NftClient implements NftKernel, AutoCloseable {
+public final class NftClient implements NftKernel, CounterReader, AutoCloseable {
     private static final int MIN_SOCKET_BUFFER = 4 << 20;
     private static final int MAX_SOCKET_BUFFER = 1 << 30;
     private static final int RECEIVE_BUFFER = 1 << 20;
@@ -194,6 +194,17 @@ public final class NftClient implements NftKernel, AutoCloseable {
         for (Elements e : dump(NFT_MSG_GETSETELEM, family, table, set, NFT_MSG_NEWSETELEM,
                 NftCodec::decodeElements)) {
             out.addAll(e.elements());
+        }
+        return out;
+    }
+
+    /** One dump of the set's elements with their counters: cheap beside {@link #readTable}, which lists chains. */
+    @Override
+    public List<CountedElement> countedElements(Family family, String table, String set) throws NftException {
+        List<CountedElement> out = new ArrayList<>();
+        for (List<CountedElement> part : dump(NFT_MSG_GETSETELEM, family, table, set, NFT_MSG_NEWSETELEM,
+                NftCodec::decodeCountedElements)) {
+            out.addAll(part);
         }
         return out;
     }

@@ -21,6 +21,7 @@ import io.nftproxy.netlink.msg.Attrs;
 import io.nftproxy.netlink.msg.MessageWriter;
 import io.nftproxy.netlink.msg.Netlink;
 import io.nftproxy.netlink.msg.NlMessage;
+import io.nftproxy.netlink.nft.expr.Counter;
 import io.nftproxy.netlink.nft.expr.Exprs;
 
 /**
@@ -269,6 +270,13 @@ public final class NftCodec {
                 w.endNested(desc);
             }
             w.putBytes(NFTA_SET_USERDATA, setUdata(s));
+            if (s.counter()) {
+                // As nft declares "counter" in a set: the expression's name and empty data.
+                int expr = w.beginNested(NFTA_SET_EXPR);
+                w.putString(NFTA_EXPR_NAME, "counter");
+                w.endNested(w.beginNested(NFTA_EXPR_DATA));
+                w.endNested(expr);
+            }
         }
         w.endMessage();
     }
@@ -287,10 +295,35 @@ public final class NftCodec {
                 data = DataType.concat(DataType.split(dt, len));
             }
         }
-        int flags = a.be32(NFTA_SET_FLAGS, 0) & ~NFT_SET_CONCAT;
+        int flags = a.be32(NFTA_SET_FLAGS, 0) & ~(NFT_SET_CONCAT | NFT_SET_EXPR);
         return new NftSet(Family.of(m.nfFamily()), a.string(NFTA_SET_TABLE), a.string(NFTA_SET_NAME), key, data,
-                flags,
-                a.be64(NFTA_SET_TIMEOUT, 0), udataString(a.bytes(NFTA_SET_USERDATA), NFTNL_UDATA_SET_COMMENT));
+                flags, a.be64(NFTA_SET_TIMEOUT, 0), udataString(a.bytes(NFTA_SET_USERDATA), NFTNL_UDATA_SET_COMMENT),
+                hasCounter(a.nested(NFTA_SET_EXPR), a.nested(NFTA_SET_EXPRESSIONS)));
+    }
+
+    /** Whether a set's (or element's) expressions, one or a list, include a counter. */
+    private static boolean hasCounter(Attrs one, Attrs list) {
+        return counterOf(one, list) != null;
+    }
+
+    /** The counter among one expression or a list of them (NFTA_SET[_ELEM]_EXPR / _EXPRESSIONS), or null. */
+    static Counter counterOf(Attrs one, Attrs list) {
+        List<Attrs> exprs = new ArrayList<>();
+        if (one != null) {
+            exprs.add(one);
+        }
+        if (list != null) {
+            for (Attrs.Attr item : list.all()) {
+                exprs.add(item.nested());
+            }
+        }
+        for (Attrs e : exprs) {
+            if ("counter".equals(e.string(NFTA_EXPR_NAME))) {
+                Attrs data = e.nested(NFTA_EXPR_DATA);
+                return data == null ? Counter.zero() : Counter.decode(data);
+            }
+        }
+        return null;
     }
 
     // ---- set elements ----
@@ -351,6 +384,51 @@ public final class NftCodec {
         }
         return new Elements(Family.of(m.nfFamily()), a.string(NFTA_SET_ELEM_LIST_TABLE),
                 a.string(NFTA_SET_ELEM_LIST_SET), out);
+    }
+
+    /**
+     * The elements of a set declared with a counter, each with the packets and bytes its counter
+     * holds (an element without one reads as zero). Written as the kernel answers a dump, for
+     * tests; {@link #decodeCountedElements} reads it back.
+     */
+    public static void encodeCountedElements(MessageWriter w, Family family, String table, String set,
+                                             List<CountedElement> els, int seq) {
+        w.beginMessage(type(NFT_MSG_NEWSETELEM), NLM_F_REQUEST | Netlink.NLM_F_MULTI, seq);
+        w.nfgenmsg(family.code(), 0);
+        w.putString(NFTA_SET_ELEM_LIST_TABLE, table);
+        w.putString(NFTA_SET_ELEM_LIST_SET, set);
+        int list = w.beginNested(NFTA_SET_ELEM_LIST_ELEMENTS);
+        for (CountedElement el : els) {
+            int elem = w.beginNested(NFTA_LIST_ELEM);
+            Data.encode(w, NFTA_SET_ELEM_KEY, Data.value(el.key()));
+            if (el.data() != null) {
+                Data.encode(w, NFTA_SET_ELEM_DATA, el.data());
+            }
+            int expr = w.beginNested(NFTA_SET_ELEM_EXPR);
+            w.putString(NFTA_EXPR_NAME, "counter");
+            int data = w.beginNested(NFTA_EXPR_DATA);
+            new Counter(el.bytes(), el.packets()).encode(w);
+            w.endNested(data);
+            w.endNested(expr);
+            w.endNested(elem);
+        }
+        w.endNested(list);
+        w.endMessage();
+    }
+
+    static List<CountedElement> decodeCountedElements(NlMessage m) {
+        Attrs list = m.nfAttrs().nested(NFTA_SET_ELEM_LIST_ELEMENTS);
+        List<CountedElement> out = new ArrayList<>();
+        if (list != null) {
+            for (Attrs.Attr item : list.all()) {
+                Attrs e = item.nested();
+                Attrs data = e.nested(NFTA_SET_ELEM_DATA);
+                Counter c = counterOf(e.nested(NFTA_SET_ELEM_EXPR), e.nested(NFTA_SET_ELEM_EXPRESSIONS));
+                out.add(new CountedElement(Data.decodeValue(e.nested(NFTA_SET_ELEM_KEY), "a set element's key").bytes(),
+                        data == null ? null : Data.decode(data), c == null ? 0 : c.packets(), c == null ? 0 : c.bytes()));
+            }
+        }
+        return out;
     }
 
     // ---- requests ----

@@ -129,6 +129,9 @@ public final class NftPrinter {
         if (s.timeoutMs() > 0) {
             lines.add("timeout " + ValueFormat.duration(s.timeoutMs()));
         }
+        if (s.counter()) {
+            lines.add("counter");
+        }
         if (s.comment() != null) {
             lines.add("comment " + NftSyntax.quoteString(s.comment()));
         }

@@ -8,10 +8,12 @@ import java.util.Objects;
  * as {@code ipv4_addr . inet_proto . inet_service}); {@code data} is null for a set,
  * {@link DataType#VERDICT} for a verdict map, or a value type for a data map. {@code flags} holds
  * the NFT_SET_* flags the caller chose (interval, timeout, constant, dynamic); the map flag follows
- * from {@code data}. Timeouts are in milliseconds, 0 for none.
+ * from {@code data}. Timeouts are in milliseconds, 0 for none. With {@code counter} every element
+ * carries a counter of its own (the set's NFTA_SET_EXPR), which a lookup that matches the element
+ * increments: the kernel clones it into each element added without expressions of its own.
  */
 public record NftSet(Family family, String table, String name, List<DataType> key, DataType data, int flags,
-                     long timeoutMs, String comment) implements NftObject {
+                     long timeoutMs, String comment, boolean counter) implements NftObject {
 
     public NftSet {
         Objects.requireNonNull(family, "family");
@@ -30,6 +32,11 @@ public record NftSet(Family family, String table, String name, List<DataType> ke
         }
     }
 
+    public NftSet(Family family, String table, String name, List<DataType> key, DataType data, int flags,
+                  long timeoutMs, String comment) {
+        this(family, table, name, key, data, flags, timeoutMs, comment, false);
+    }
+
     public static NftSet set(Family family, String table, String name, DataType... key) {
         return new NftSet(family, table, name, List.of(key), null, 0, 0, null);
     }
@@ -39,15 +46,20 @@ public record NftSet(Family family, String table, String name, List<DataType> ke
     }
 
     public NftSet withFlags(int f) {
-        return new NftSet(family, table, name, key, data, flags | f, timeoutMs, comment);
+        return new NftSet(family, table, name, key, data, flags | f, timeoutMs, comment, counter);
     }
 
     public NftSet withTimeout(long ms) {
-        return new NftSet(family, table, name, key, data, flags, ms, comment);
+        return new NftSet(family, table, name, key, data, flags, ms, comment, counter);
     }
 
     public NftSet withComment(String c) {
-        return new NftSet(family, table, name, key, data, flags, timeoutMs, c);
+        return new NftSet(family, table, name, key, data, flags, timeoutMs, c, counter);
+    }
+
+    /** The same set with (or without) a counter in every element. */
+    public NftSet withCounter(boolean on) {
+        return new NftSet(family, table, name, key, data, flags, timeoutMs, comment, on);
     }
 
     public boolean isMap() {

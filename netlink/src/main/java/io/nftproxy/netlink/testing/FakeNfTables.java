@@ -1,6 +1,7 @@
 package io.nftproxy.netlink.testing;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +11,8 @@ import io.nftproxy.ffi.Errno;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.CommitStats;
+import io.nftproxy.netlink.nft.CountedElement;
+import io.nftproxy.netlink.nft.CounterReader;
 import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Elements;
@@ -44,7 +47,7 @@ import io.nftproxy.netlink.nft.expr.Lookup;
  * same transactions against both to keep it so. Not modelled: loop detection, expressions'
  * register and type checks, set timeouts.
  */
-public final class FakeNfTables implements NftKernel {
+public final class FakeNfTables implements NftKernel, CounterReader {
     private Map<String, FakeTable> tables = new LinkedHashMap<>();
     private long generation;
     private NftException failNext;
@@ -57,6 +60,8 @@ public final class FakeNfTables implements NftKernel {
         final LinkedHashMap<String, List<Rule>> rules = new LinkedHashMap<>();
         final LinkedHashMap<String, NftSet> sets = new LinkedHashMap<>();
         final LinkedHashMap<String, LinkedHashMap<ElementKey, SetElement>> elements = new LinkedHashMap<>();
+        /** Per set with a counter: element key to {packets, bytes}; an element created again starts at zero. */
+        final Map<String, Map<Bytes, long[]>> counts = new HashMap<>();
 
         FakeTable(Table t) {
             table = t;
@@ -69,6 +74,11 @@ public final class FakeNfTables implements NftKernel {
             rules.forEach((k, v) -> c.rules.put(k, new ArrayList<>(v)));
             c.sets.putAll(sets);
             elements.forEach((k, v) -> c.elements.put(k, new LinkedHashMap<>(v)));
+            counts.forEach((set, m) -> {
+                Map<Bytes, long[]> copy = new HashMap<>();
+                m.forEach((k, v) -> copy.put(k, v.clone()));
+                c.counts.put(set, copy);
+            });
             return c;
         }
 
@@ -330,6 +340,7 @@ public final class FakeNfTables implements NftKernel {
                     throw new Refusal(Errno.ENOENT, "no set " + s.name());
                 }
                 t.elements.get(s.name()).clear();
+                t.counts.remove(s.name());
             }
             case DELETE, DESTROY -> {
                 if (existing == null) {
@@ -343,6 +354,7 @@ public final class FakeNfTables implements NftKernel {
                 }
                 t.sets.remove(s.name());
                 t.elements.remove(s.name());
+                t.counts.remove(s.name());
             }
             default -> throw new Refusal(Errno.EOPNOTSUPP, verb + " of a set");
         }
@@ -401,6 +413,10 @@ public final class FakeNfTables implements NftKernel {
                         continue;
                     }
                     els.remove(k);
+                    Map<Bytes, long[]> c = t.counts.get(e.set());
+                    if (c != null) {
+                        c.remove(el.key());
+                    }
                 }
                 default -> throw new Refusal(Errno.EOPNOTSUPP, verb + " of elements");
             }
@@ -418,6 +434,36 @@ public final class FakeNfTables implements NftKernel {
         Map<String, List<SetElement>> elements = new LinkedHashMap<>();
         t.elements.forEach((k, v) -> elements.put(k, List.copyOf(v.values())));
         return new TableContents(t.table, List.copyOf(t.chains.values()), List.copyOf(t.sets.values()), elements, rules);
+    }
+
+    /**
+     * Counts {@code packets} packets of {@code bytes} bytes on an element of a set declared with
+     * a counter, as the kernel does when a lookup matches it: what traffic would do, for tests.
+     */
+    public synchronized void count(Family family, String table, String set, Bytes key, long packets, long bytes) {
+        FakeTable t = tables.get(key(family, table));
+        NftSet s = t == null ? null : t.sets.get(set);
+        if (s == null || !s.counter() || !t.elements.get(set).containsKey(new ElementKey(key, false))) {
+            throw new IllegalArgumentException("no counted element " + key + " in set " + set);
+        }
+        long[] c = t.counts.computeIfAbsent(set, x -> new HashMap<>()).computeIfAbsent(key, x -> new long[2]);
+        c[0] += packets;
+        c[1] += bytes;
+    }
+
+    @Override
+    public synchronized List<CountedElement> countedElements(Family family, String table, String set) throws NftException {
+        FakeTable t = tables.get(key(family, table));
+        if (t == null || !t.sets.containsKey(set)) {
+            throw new NftException("listing elements of table " + table + " " + set, Errno.ENOENT, null);
+        }
+        Map<Bytes, long[]> counts = t.counts.getOrDefault(set, Map.of());
+        List<CountedElement> out = new ArrayList<>();
+        for (SetElement el : t.elements.get(set).values()) {
+            long[] c = counts.getOrDefault(el.key(), new long[2]);
+            out.add(new CountedElement(el.key(), el.data(), c[0], c[1]));
+        }
+        return out;
     }
 
     @Override
