@@ -109,6 +109,10 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--metrics-bind-address", paramLabel = "HOST:PORT", description = "Metrics endpoint (default 127.0.0.1:10249).")
     String metricsBindAddress;
 
+    @Option(names = "--service-counters", description = "Count new connections per service port and endpoint, and refused"
+            + " ones, in the kernel's map elements; exported on /metrics as nftproxy_*_connections_total (nftables mode).")
+    boolean serviceCounters;
+
     @Mixin
     NetnsOption ns = new NetnsOption();
 
@@ -134,7 +138,8 @@ final class RunCommand implements Callable<Integer> {
                 detectLocalMode != null ? detectLocalMode : file != null ? file.detectLocalMode() : null,
                 podBridgeInterface != null ? podBridgeInterface : file != null ? file.bridgeInterface() : null,
                 podInterfaceNamePrefix != null ? podInterfaceNamePrefix : file != null ? file.interfaceNamePrefix() : null);
-        return new ProxyConfig(host, ips, cluster, services, npaCidrs, masqAll, bit, min, full, ns.table, local);
+        return new ProxyConfig(host, ips, cluster, services, npaCidrs, masqAll, bit, min, full, ns.table, local)
+                .withServiceCounters(serviceCounters);
     }
 
     private static List<Cidr> cidrs(List<String> in) {
@@ -157,6 +162,10 @@ final class RunCommand implements Callable<Integer> {
         int sources = (manifests != null ? 1 : 0) + (kubeconfig != null ? 1 : 0) + (inCluster ? 1 : 0);
         if (sources != 1) {
             System.err.println("nftproxy: give exactly one of --manifests DIR, --kubeconfig PATH or --in-cluster");
+            return 2;
+        }
+        if (serviceCounters && iptablesMode()) {
+            System.err.println("nftproxy: --service-counters needs --mode nftables (iptables mode has no counting maps)");
             return 2;
         }
         if (dryRun && (!once || iptablesMode())) {

@@ -10,7 +10,8 @@ import io.nftproxy.proxy.model.IpFamily;
 
 /**
  * The proxy's settings (flags and KubeProxyConfiguration merged). {@code nodePortAddresses} empty
- * means "primary": the node's own primary IPs.
+ * means "primary": the node's own primary IPs. {@code serviceCounters} counts connections per
+ * service port and endpoint in the kernel (--service-counters).
  */
 public record ProxyConfig(
         String hostname,
@@ -23,7 +24,15 @@ public record ProxyConfig(
         Duration minSyncPeriod,
         Duration syncPeriod,
         String table,
-        LocalDetection localDetection) {
+        LocalDetection localDetection,
+        boolean serviceCounters) {
+
+    public ProxyConfig(String hostname, List<InetAddress> nodeIPs, List<Cidr> clusterCIDRs, List<Cidr> serviceCIDRs,
+                       List<Cidr> nodePortAddresses, boolean masqueradeAll, int masqueradeBit, Duration minSyncPeriod,
+                       Duration syncPeriod, String table, LocalDetection localDetection) {
+        this(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit, minSyncPeriod,
+                syncPeriod, table, localDetection, false);
+    }
 
     /** With kube-proxy's default local traffic detection (ClusterCIDR). */
     public ProxyConfig(String hostname, List<InetAddress> nodeIPs, List<Cidr> clusterCIDRs, List<Cidr> serviceCIDRs,
@@ -74,6 +83,11 @@ public record ProxyConfig(
      * a re-assertion at 30k services costs the kernel seconds (flushing and refilling every map).
      */
     public static final Duration FULL_SYNC_PERIOD = Duration.ofHours(1);
+
+    public ProxyConfig withServiceCounters(boolean on) {
+        return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit,
+                minSyncPeriod, syncPeriod, table, localDetection, on);
+    }
 
     public Duration fullSyncPeriod() {
         return syncPeriod.compareTo(FULL_SYNC_PERIOD) > 0 ? syncPeriod : FULL_SYNC_PERIOD;

@@ -66,8 +66,9 @@ final class FragmentBuilder {
         chains.put(c.name(), new DesiredChain(c, rules));
     }
 
+    /** Declares a set; with --service-counters the sets that count connections carry a counter per element. */
     void set(NftSet s) {
-        sets.put(s.name(), s);
+        sets.put(s.name(), config.serviceCounters() && COUNTED_SETS.contains(s.name()) ? s.withCounter(true) : s);
     }
 
     void element(String set, SetElement e) {
@@ -75,11 +76,11 @@ final class FragmentBuilder {
     }
 
     Bytes key(InetAddress a, int proto, int port) {
-        return Bytes.concat(Bytes.ip(a).padTo4(), Bytes.u8(proto).padTo4(), Bytes.be16(port).padTo4());
+        return MapKeys.frontend(a, proto, port);
     }
 
     Bytes key(int proto, int port) {
-        return Bytes.concat(Bytes.u8(proto).padTo4(), Bytes.be16(port).padTo4());
+        return MapKeys.nodePort(proto, port);
     }
 
     /**

@@ -58,6 +58,10 @@ final class GlobalChains extends RenderPart {
                 .withComment("NodePorts of externalTrafficPolicy Cluster services"));
         b.set(NftSet.set(nf, t, CLUSTER_IPS, a).withComment("every ClusterIP"));
         b.set(NftSet.set(nf, t, HAIRPIN, a, a).withComment("endpoint . itself: hairpin traffic is masqueraded"));
+        if (config.serviceCounters()) {
+            b.set(NftSet.set(nf, t, CHAIN_ENDPOINTS, a, DataType.INET_PROTO, DataType.INET_SERVICE, a, DataType.INET_SERVICE)
+                    .withComment("service IP . port . endpoint . port of services with chains: counts their connections"));
+        }
         // One set for every service's ClientIP affinity (the kernel writes it, each entry with
         // its service's timeout): a set per endpoint made the kernel look sets up by name in
         // a list, and a full sync with 14,000 of them took 20 s at 10k services.

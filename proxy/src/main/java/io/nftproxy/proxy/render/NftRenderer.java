@@ -57,6 +57,12 @@ public final class NftRenderer {
     public static final String HAIRPIN = "hairpin";
     public static final String AFFINITY = "affinity";
     public static final String FIREWALL_IPS = "firewall-ips";
+    /** With --service-counters: the endpoints of service ports with chains of their own, each counting its connections. */
+    public static final String CHAIN_ENDPOINTS = "chain-endpoints";
+    /** The sets whose elements carry a connection counter with --service-counters. */
+    public static final List<String> COUNTED_SETS = List.of(SERVICE_IPS, SERVICE_NODEPORTS, SERVICE_ENDPOINTS,
+            NODEPORT_ENDPOINTS, CHAIN_ENDPOINTS, NO_ENDPOINT_REJECT, NO_ENDPOINT_DROP, NODEPORT_NO_ENDPOINT_REJECT,
+            NODEPORT_NO_ENDPOINT_DROP);
 
     public static final String SERVICES = "services";
     public static final String MARK_FOR_MASQUERADE = "mark-for-masquerade";

@@ -205,6 +205,21 @@ final class RuleParts {
                 Immediate.value(reg(3 * s + 1), Bytes.be16(endpointPort).padTo4()));
     }
 
+    /**
+     * A lookup of the constant key "service IP . protocol . port . endpoint . port" in
+     * {@code set}: it always matches, and the matched element's counter counts the connection.
+     * The fields are loaded one per immediate (an immediate holds 16 bytes at most).
+     */
+    List<Expr> countEndpoint(InetAddress serviceIp, int proto, int port, InetAddress endpoint, int endpointPort, String set) {
+        int s = addrSlots();
+        return List.of(Immediate.value(reg(0), Bytes.ip(serviceIp)),
+                Immediate.value(reg(s), Bytes.u8(proto).padTo4()),
+                Immediate.value(reg(s + 1), Bytes.be16(port).padTo4()),
+                Immediate.value(reg(s + 2), Bytes.ip(endpoint)),
+                Immediate.value(reg(2 * s + 2), Bytes.be16(endpointPort).padTo4()),
+                lookup(set));
+    }
+
     /** {@code update @set { KEY timeout T }}, the key loaded by {@code keyLoads} from register 1 on. */
     static List<Expr> remember(List<Expr> keyLoads, String set, long timeoutMs) {
         List<Expr> out = new ArrayList<>(keyLoads);

@@ -6,7 +6,9 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 
 import java.net.InetAddress;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -27,6 +29,8 @@ import io.nftproxy.proxy.topology.EndpointSelection;
  * loadBalancerSourceRanges (a firewall chain).
  */
 final class ServiceChains extends RenderPart {
+    private final Set<Bytes> counted = new HashSet<>();
+
     ServiceChains(FragmentBuilder b) {
         super(b);
     }
@@ -155,6 +159,7 @@ final class ServiceChains extends RenderPart {
                 List<Expr> r = new ArrayList<>(key);
                 r.add(RuleParts.lookup(AFFINITY));
                 r.addAll(RuleParts.remember(key, AFFINITY, timeoutMs));
+                r.addAll(count(vip, svc, e));
                 r.addAll(p.dnat(svc.protocol(), e.address(), e.port()));
                 rules.add(b.rule(chain, r));
             }
@@ -170,9 +175,28 @@ final class ServiceChains extends RenderPart {
                 r.addAll(RuleParts.remember(p.affinityKey(vip, svc.port(), e.address(), e.port()),
                         AFFINITY, timeoutMs));
             }
+            r.addAll(count(vip, svc, e));
             r.addAll(p.dnat(svc.protocol(), e.address(), e.port()));
             rules.add(b.rule(chain, r));
         }
         return rules;
+    }
+
+    /**
+     * With --service-counters: the rule that sends a connection to {@code e} also counts it, by a
+     * lookup of the constant key "service IP . protocol . port . endpoint . port" in
+     * {@link NftRenderer#CHAIN_ENDPOINTS}, whose element counts the match. A rule of this chain is
+     * the only place that knows both the service port and the endpoint.
+     */
+    private List<Expr> count(InetAddress vip, ServicePort svc, Endpoint e) {
+        if (!config.serviceCounters()) {
+            return List.of();
+        }
+        int proto = svc.protocol().number();
+        Bytes key = MapKeys.chainEndpoint(vip, proto, svc.port(), e.address(), e.port());
+        if (counted.add(key)) { // an endpoint in two chains (cluster and local) or two rules (affinity): one element
+            b.element(CHAIN_ENDPOINTS, SetElement.of(key));
+        }
+        return p.countEndpoint(vip, proto, svc.port(), e.address(), e.port(), CHAIN_ENDPOINTS);
     }
 }

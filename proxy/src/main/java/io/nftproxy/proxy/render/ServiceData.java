@@ -30,7 +30,7 @@ final class ServiceData extends RenderPart {
         for (int i = 0; i < eps.size(); i++) {
             Endpoint e = eps.get(i);
             b.element(map, SetElement.of(Bytes.concat(front, Bytes.host32(i)),
-                    Data.value(Bytes.concat(Bytes.ip(e.address()).padTo4(), Bytes.be16(e.port()).padTo4()))));
+                    Data.value(MapKeys.endpoint(e.address(), e.port()))));
         }
     }
 

@@ -12,6 +12,7 @@ import io.nftproxy.netlink.ct.ConntrackClient;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.counters.ServiceCounters;
 import io.nftproxy.proxy.health.HealthServer;
 import io.nftproxy.proxy.health.HealthState;
 import io.nftproxy.proxy.health.ServiceHealthServers;
@@ -39,6 +40,7 @@ public final class ProxyServer implements AutoCloseable {
     private final ProxyMetrics metrics;
     private final HealthState health;
     private final SyncLoop loop;
+    private ServiceCounters counters;
     private HealthServer healthServer;
     private ProbeServer metricsServer;
 
@@ -88,8 +90,22 @@ public final class ProxyServer implements AutoCloseable {
             throw new IOException(e.getMessage(), e);
         }
         parts.add(conntrack);
-        loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.fullSyncPeriod(),
-                SyncListener.all(List.of(extra, metrics, probes, new StaleUdpFlows(conntrack))));
+        List<SyncListener> listeners = new ArrayList<>(List.of(extra, metrics, probes, new StaleUdpFlows(conntrack)));
+        if (cfg.serviceCounters() && backend instanceof Syncer) {
+            // A socket of its own: scrapes run on the metrics server's thread, beside the sync loop's.
+            NftClient counterClient;
+            try {
+                counterClient = NftClient.open(netns);
+            } catch (NftException e) {
+                close();
+                throw new IOException(e.getMessage(), e);
+            }
+            parts.add(counterClient);
+            counters = new ServiceCounters(counterClient, cfg.table());
+            counters.register(metrics.registry().getPrometheusRegistry());
+            listeners.add(counters);
+        }
+        loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.fullSyncPeriod(), SyncListener.all(listeners));
         parts.add(hc);
         try {
             if (metricsAt != null) {
@@ -142,13 +158,20 @@ public final class ProxyServer implements AutoCloseable {
         return metrics;
     }
 
+    /** The service counters with --service-counters, else null. */
+    public ServiceCounters counters() {
+        return counters;
+    }
+
     public HealthState health() {
         return health;
     }
 
     @Override
     public void close() {
-        loop.close();
+        if (loop != null) {
+            loop.close();
+        }
         for (int i = parts.size() - 1; i >= 0; i--) {
             try {
                 parts.get(i).close();

@@ -1,0 +1,38 @@
+package io.nftproxy.proxy.render;
+
+import java.net.InetAddress;
+
+import io.nftproxy.netlink.nft.Bytes;
+
+/**
+ * The byte layout of the keys and data in the shared maps, in one place: the renderer writes
+ * them and the connection counters read them back. Every field is padded to 4 bytes, as nf_tables
+ * lays out concatenations in registers.
+ */
+public final class MapKeys {
+    private MapKeys() {
+    }
+
+    /** {@code address . protocol . port}: a ClusterIP, external or load-balancer IP port. */
+    public static Bytes frontend(InetAddress a, int proto, int port) {
+        return Bytes.concat(Bytes.ip(a).padTo4(), Bytes.u8(proto).padTo4(), Bytes.be16(port).padTo4());
+    }
+
+    /** {@code protocol . port}: a NodePort. */
+    public static Bytes nodePort(int proto, int port) {
+        return Bytes.concat(Bytes.u8(proto).padTo4(), Bytes.be16(port).padTo4());
+    }
+
+    /** {@code endpoint address . port}: the data the endpoint maps hold. */
+    public static Bytes endpoint(InetAddress a, int port) {
+        return Bytes.concat(Bytes.ip(a).padTo4(), Bytes.be16(port).padTo4());
+    }
+
+    /**
+     * {@code service IP . protocol . port . endpoint address . port}: an endpoint of a service
+     * port with chains of its own, as {@link NftRenderer#CHAIN_ENDPOINTS} counts it.
+     */
+    public static Bytes chainEndpoint(InetAddress serviceIp, int proto, int port, InetAddress endpoint, int endpointPort) {
+        return Bytes.concat(frontend(serviceIp, proto, port), endpoint(endpoint, endpointPort));
+    }
+}

@@ -1,0 +1,126 @@
+package io.nftproxy.proxy.kernel;
+
+import static io.nftproxy.proxy.kernel.OperationsKernelTest.config;
+import static io.nftproxy.proxy.kernel.OperationsKernelTest.scrape;
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.REFUSED;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.proxy.sandbox.Netns;
+import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.proxy.server.ProxyServer;
+import io.nftproxy.proxy.source.ManifestSource;
+import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.SyncListener;
+
+/**
+ * --service-counters with real connections: what the kernel counted in our map elements is what
+ * /metrics reports, per service port, per endpoint and refused, and it does not go backwards when
+ * a sync re-creates the elements.
+ */
+class ServiceCountersKernelTest {
+    private static final String HTTP = "[{name: http, port: 8080, protocol: TCP}]";
+
+    private static String series(String name, String service, String extra) {
+        return name + "{namespace=\"default\",service=\"" + service + "\",port=\"http\",protocol=\"tcp\"" + extra + "}";
+    }
+
+    private static double value(Map<String, Double> m, String key) {
+        return m.getOrDefault(key, -1.0);
+    }
+
+    @Test
+    void connectionsAreCountedPerServicePortEndpointAndRefusal(@TempDir Path dir) throws Exception {
+        try (Topology topo = new Topology()) {
+            topo.serve("10.244.1.2", 8080);
+            topo.serve("10.244.1.3", 8080);
+            Netns client = topo.pod("10.244.2.100");
+            Manifests m = new Manifests()
+                    .service("web", "10.96.0.10", "[{name: http, port: 80}]")
+                    .slice("web", "a", "IPv4", HTTP, "10.244.1.2@node-b", "10.244.1.3@node-b")
+                    .service("sticky", "10.96.0.12", "[{name: http, port: 80}]", "sessionAffinity: ClientIP")
+                    .slice("sticky", "a", "IPv4", HTTP, "10.244.1.3@node-b")
+                    .service("empty", "10.96.0.11", "[{name: http, port: 80}]");
+            m.write(dir, "services.yaml");
+            ObjectStore store = new ObjectStore("node-a");
+            try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
+                 ProxyServer server = new ProxyServer(config().withServiceCounters(true), store, nft, topo.node.ns(),
+                         new InetSocketAddress("127.0.0.1", 0), null, new SyncListener() { })) {
+                src.start(true);
+                server.start();
+                Sandbox.eventually(Duration.ofSeconds(20), () ->
+                        topo.tcp(client, "10.244.2.100", "10.96.0.10", 80).result() == ANSWERED, "web answers");
+                // The connection that found web up is counted too: start from what the counters say now.
+                Map<String, Double> before = scrape(server.metricsPort());
+                String web = series("nftproxy_service_connections_total", "web", "");
+                double web0 = value(before, web);
+                assertTrue(web0 >= 1, "the first connection counted: " + before);
+
+                Map<String, Integer> answered = new HashMap<>();
+                for (int i = 0; i < 20; i++) {
+                    Sandbox.Outcome o = topo.tcp(client, "10.244.2.100", "10.96.0.10", 80);
+                    assertEquals(ANSWERED, o.result());
+                    answered.merge(o.answeredBy(), 1, Integer::sum);
+                }
+                for (int i = 0; i < 3; i++) {
+                    assertEquals("10.244.1.3:8080", topo.tcp(client, "10.244.2.100", "10.96.0.12", 80).answeredBy());
+                }
+                for (int i = 0; i < 2; i++) {
+                    assertEquals(REFUSED, topo.tcp(client, "10.244.2.100", "10.96.0.11", 80).result());
+                }
+
+                Map<String, Double> after = scrape(server.metricsPort());
+                assertEquals(web0 + 20, value(after, web), "twenty more connections to web");
+                double split = 0;
+                for (String ep : new String[] {"10.244.1.2:8080", "10.244.1.3:8080"}) {
+                    String k = series("nftproxy_endpoint_connections_total", "web", ",endpoint=\"" + ep + "\"");
+                    double d = value(after, k) - Math.max(0, value(before, k));
+                    assertEquals(answered.getOrDefault(ep, 0), (int) d, "the endpoint that answered counted it: " + ep);
+                    split += value(after, k);
+                }
+                assertEquals(value(after, web), split, "web's connections, split over its endpoints");
+                assertEquals(3.0, value(after, series("nftproxy_service_connections_total", "sticky", "")));
+                assertEquals(3.0, value(after, series("nftproxy_endpoint_connections_total", "sticky",
+                        ",endpoint=\"10.244.1.3:8080\"")), "counted in the chain of a service with affinity");
+                assertEquals(2.0, value(after, series("nftproxy_service_refused_connections_total", "empty",
+                        ",action=\"reject\"")), "a service without endpoints refuses, and counts it");
+                assertTrue(after.get("nftproxy_service_counters_elements") > 0);
+                assertEquals(0.0, after.get("nftproxy_service_counters_scrape_errors_total"));
+
+                // web loses an endpoint: its elements are written again and the kernel's counts start
+                // over; the exported counters carry on from where they were.
+                new Manifests()
+                        .service("web", "10.96.0.10", "[{name: http, port: 80}]")
+                        .slice("web", "a", "IPv4", HTTP, "10.244.1.2@node-b")
+                        .service("sticky", "10.96.0.12", "[{name: http, port: 80}]", "sessionAffinity: ClientIP")
+                        .slice("sticky", "a", "IPv4", HTTP, "10.244.1.3@node-b")
+                        .service("empty", "10.96.0.11", "[{name: http, port: 80}]")
+                        .write(dir, "services.yaml");
+                Sandbox.eventually(Duration.ofSeconds(20), () -> {
+                    for (int i = 0; i < 6; i++) {
+                        if (!"10.244.1.2:8080".equals(topo.tcp(client, "10.244.2.100", "10.96.0.10", 80).answeredBy())) {
+                            return false;
+                        }
+                    }
+                    return true;
+                }, "web is served by 10.244.1.2 alone");
+                Map<String, Double> later = scrape(server.metricsPort());
+                assertTrue(value(later, web) >= value(after, web) + 6, "never backwards: " + value(after, web) + " then "
+                        + value(later, web));
+                String gone = series("nftproxy_endpoint_connections_total", "web", ",endpoint=\"10.244.1.3:8080\"");
+                assertEquals(value(after, gone), value(later, gone), "an endpoint gone keeps what it counted");
+            }
+        }
+    }
+}
