@@ -104,9 +104,15 @@ public final class CounterAttribution {
                         endpoint(e.data())) : null;
             }
             case CHAIN_ENDPOINTS -> {
-                // "service IP . proto . port . endpoint . port"
-                return key.length() == 2 * frontLen - 4 ? series(Kind.ENDPOINT_CONNECTIONS,
-                        chainKeys.get(key.slice(0, frontLen)), endpoint(key.slice(frontLen, key.length()))) : null;
+                // "service IP . proto . port . endpoint . port"; the unspecified endpoint, port 0,
+                // is the external chain's drop when no endpoint is on this node.
+                if (key.length() != 2 * frontLen - 4) {
+                    return null;
+                }
+                ServicePortName id = chainKeys.get(key.slice(0, frontLen));
+                Bytes ep = key.slice(frontLen, key.length());
+                return ep.equals(MapKeys.endpoint(zero(family), 0)) ? series(Kind.DROPPED, id, null)
+                        : series(Kind.ENDPOINT_CONNECTIONS, id, endpoint(ep));
             }
             default -> {
                 return null;

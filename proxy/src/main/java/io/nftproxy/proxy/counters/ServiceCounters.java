@@ -107,7 +107,8 @@ public final class ServiceCounters extends Collector implements SyncListener {
         List<String> refusedLabels = new ArrayList<>(LABELS);
         refusedLabels.add("action");
         CounterMetricFamily refused = new CounterMetricFamily("nftproxy_service_refused_connections",
-                "New connections to a service port refused: rejected (no endpoints) or dropped (no endpoint usable here)",
+                "Connection attempts to a service port refused: rejected (no endpoints) or dropped (no endpoint usable"
+                        + " here; a dropped attempt leaves no connection, so a client's retransmission counts again)",
                 refusedLabels);
         now.forEach((s, v) -> {
             List<String> l = labels(s.port());

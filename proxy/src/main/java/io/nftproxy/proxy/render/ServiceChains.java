@@ -84,7 +84,12 @@ final class ServiceChains extends RenderPart {
                 ext.add(b.rule(external, concat(RuleParts.saddrLocal(), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
                 ext.add(b.rule(external, concat(RuleParts.saddrLocal(), verdict(Verdict.goTo(svcChain)))));
             }
-            ext.add(b.rule(external, List.of(verdict(svlChain != null ? Verdict.goTo(svlChain) : Verdict.DROP))));
+            if (svlChain != null) {
+                ext.add(b.rule(external, List.of(verdict(Verdict.goTo(svlChain)))));
+            } else {
+                // No endpoint here: external traffic is dropped (and counted as such, with counters on).
+                ext.add(b.rule(external, concat(countDrop(svc), verdict(Verdict.DROP))));
+            }
             b.chain(Chain.regular(nf, t, external), ext);
         }
         List<InetAddress> frontIPs = new ArrayList<>(svc.externalIPs(f));
@@ -149,10 +154,9 @@ final class ServiceChains extends RenderPart {
         List<Rule> rules = new ArrayList<>();
         boolean affinity = svc.affinitySeconds() > 0;
         long timeoutMs = svc.affinitySeconds() * 1000L;
-        List<InetAddress> vips = svc.clusterIPs(f);
         // The service port is named in the affinity key by its ClusterIP and port (one owner
         // per frontend), so that two services sharing an endpoint keep apart.
-        InetAddress vip = vips.isEmpty() ? Inet.parse(f == IpFamily.V4 ? "0.0.0.0" : "::") : vips.get(0);
+        InetAddress vip = serviceIp(svc);
         if (affinity) {
             for (Endpoint e : eps) {
                 List<Expr> key = p.affinityKey(vip, svc.port(), e.address(), e.port());
@@ -180,6 +184,24 @@ final class ServiceChains extends RenderPart {
             rules.add(b.rule(chain, r));
         }
         return rules;
+    }
+
+    /**
+     * The address a service port's chains name it by, in affinity and counting keys: its first
+     * ClusterIP (one owner per frontend), or the unspecified address when it has none.
+     */
+    private InetAddress serviceIp(ServicePort svc) {
+        List<InetAddress> vips = svc.clusterIPs(f);
+        return vips.isEmpty() ? unspecified() : vips.get(0);
+    }
+
+    private InetAddress unspecified() {
+        return Inet.parse(f == IpFamily.V4 ? "0.0.0.0" : "::");
+    }
+
+    /** With --service-counters: counts a connection the external chain drops, as the endpoint "unspecified address, port 0". */
+    private List<Expr> countDrop(ServicePort svc) {
+        return count(serviceIp(svc), svc, Endpoint.ready(unspecified(), 0, null));
     }
 
     /**

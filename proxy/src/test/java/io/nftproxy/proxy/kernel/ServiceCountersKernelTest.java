@@ -4,6 +4,7 @@ import static io.nftproxy.proxy.kernel.OperationsKernelTest.config;
 import static io.nftproxy.proxy.kernel.OperationsKernelTest.scrape;
 import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
 import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.REFUSED;
+import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -51,7 +52,10 @@ class ServiceCountersKernelTest {
                     .slice("web", "a", "IPv4", HTTP, "10.244.1.2@node-b", "10.244.1.3@node-b")
                     .service("sticky", "10.96.0.12", "[{name: http, port: 80}]", "sessionAffinity: ClientIP")
                     .slice("sticky", "a", "IPv4", HTTP, "10.244.1.3@node-b")
-                    .service("empty", "10.96.0.11", "[{name: http, port: 80}]");
+                    .service("empty", "10.96.0.11", "[{name: http, port: 80}]")
+                    .service("local", "10.96.0.13", "[{name: http, port: 80, nodePort: 30083}]", "type: NodePort",
+                            "externalTrafficPolicy: Local")
+                    .slice("local", "a", "IPv4", HTTP, "10.244.1.2@node-b");
             m.write(dir, "services.yaml");
             ObjectStore store = new ObjectStore("node-a");
             try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
@@ -79,6 +83,8 @@ class ServiceCountersKernelTest {
                 for (int i = 0; i < 2; i++) {
                     assertEquals(REFUSED, topo.tcp(client, "10.244.2.100", "10.96.0.11", 80).result());
                 }
+                // From outside to a Local NodePort whose only endpoint is on another node: dropped.
+                assertEquals(TIMEOUT, topo.tcp(topo.ext, Sandbox.EXT_IP, Sandbox.NODE_IP, 30083).result());
 
                 Map<String, Double> after = scrape(server.metricsPort());
                 assertEquals(web0 + 20, value(after, web), "twenty more connections to web");
@@ -95,6 +101,9 @@ class ServiceCountersKernelTest {
                         ",endpoint=\"10.244.1.3:8080\"")), "counted in the chain of a service with affinity");
                 assertEquals(2.0, value(after, series("nftproxy_service_refused_connections_total", "empty",
                         ",action=\"reject\"")), "a service without endpoints refuses, and counts it");
+                // A dropped SYN leaves no conntrack entry: the client's retransmission is new again and counts again.
+                double dropped = value(after, series("nftproxy_service_refused_connections_total", "local", ",action=\"drop\""));
+                assertTrue(dropped >= 1 && dropped <= 3, "the external chain's drop, counted per attempt: " + dropped);
                 assertTrue(after.get("nftproxy_service_counters_elements") > 0);
                 assertEquals(0.0, after.get("nftproxy_service_counters_scrape_errors_total"));
 

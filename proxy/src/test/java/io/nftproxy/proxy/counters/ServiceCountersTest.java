@@ -1,0 +1,159 @@
+package io.nftproxy.proxy.counters;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.testing.FakeNfTables;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.counters.CounterSeries.Kind;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.MapKeys;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.PartialSyncPropertyTestAccess;
+import io.nftproxy.proxy.sync.Syncer;
+
+/**
+ * The counters end to end without root: the renderer's counting sets synced into the fake, the
+ * fake's elements counted as traffic would count them, and what the collector attributes.
+ */
+class ServiceCountersTest {
+    private static final ProxyConfig CFG = PartialSyncPropertyTestAccess.CFG.withServiceCounters(true);
+    private static final ServicePortName WEB = new ServicePortName("ns", "web", "http", Protocol.TCP);
+    private static final ServicePortName STICKY = new ServicePortName("ns", "sticky", "dns", Protocol.UDP);
+    private static final ServicePortName EMPTY = new ServicePortName("ns", "empty", "http", Protocol.TCP);
+    private static final ServicePortName LOCAL = new ServicePortName("ns", "local", "http", Protocol.TCP);
+
+    private static InetAddress ip(String s) {
+        return Inet.parse(s);
+    }
+
+    private static ProxyState state(List<Endpoint> webEndpoints) {
+        ServicePort web = new ServicePort(WEB, List.of(ip("10.96.0.10"), ip("fd00:96::10")), 80, 30080, List.of(), List.of(),
+                List.of(), false, false, 0, 0);
+        ServicePort sticky = new ServicePort(STICKY, List.of(ip("10.96.0.12")), 53, 0, List.of(), List.of(), List.of(),
+                false, false, 600, 0);
+        ServicePort empty = new ServicePort(EMPTY, List.of(ip("10.96.0.11")), 80, 30081, List.of(), List.of(), List.of(),
+                false, false, 0, 0);
+        // externalTrafficPolicy Local with no endpoint on this node: its NodePort drops.
+        ServicePort local = new ServicePort(LOCAL, List.of(ip("10.96.0.13")), 80, 30082, List.of(), List.of(), List.of(),
+                true, false, 0, 0);
+        return new ProxyState(Map.of(WEB, web, STICKY, sticky, EMPTY, empty, LOCAL, local),
+                Map.of(WEB, webEndpoints, STICKY, List.of(Endpoint.ready(ip("10.244.1.5"), 5353, "node-b")),
+                        LOCAL, List.of(Endpoint.ready(ip("10.244.1.6"), 8080, "node-b"))),
+                new NodeInfo("node-a", "z1", List.of(ip("192.168.50.2")), false));
+    }
+
+    private static ObjectStore.Snapshot snapshot(ProxyState s) {
+        return new ObjectStore.Snapshot(s, null, true, Map.of(), 0, 0, List.of());
+    }
+
+    private static Bytes endpointIndex(Bytes front, int i) {
+        return Bytes.concat(front, Bytes.host32(i));
+    }
+
+    @Test
+    void elementsAreAttributedToTheirServicePortEndpointAndRefusal() throws Exception {
+        FakeNfTables fake = new FakeNfTables();
+        Syncer syncer = new Syncer(fake, new NftRenderer(CFG), "nftproxy");
+        List<Endpoint> two = List.of(Endpoint.ready(ip("10.244.1.2"), 8080, "node-b"),
+                Endpoint.ready(ip("fd00:244::2"), 8080, "node-b"), Endpoint.ready(ip("10.244.1.3"), 8080, "node-b"));
+        ProxyState s1 = state(two);
+        syncer.sync(s1, null);
+        ServiceCounters counters = new ServiceCounters(fake, "nftproxy");
+        counters.synced(null, 0, snapshot(s1));
+
+        int tcp = Protocol.TCP.number();
+        Bytes webV4 = MapKeys.frontend(ip("10.96.0.10"), tcp, 80);
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, webV4, 4, 240);
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS, endpointIndex(webV4, 0), 3, 180);
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS, endpointIndex(webV4, 1), 1, 60);
+        Bytes webV6 = MapKeys.frontend(ip("fd00:96::10"), tcp, 80);
+        fake.count(Family.IP6, "nftproxy", NftRenderer.SERVICE_IPS, webV6, 2, 160);
+        fake.count(Family.IP6, "nftproxy", NftRenderer.SERVICE_ENDPOINTS, endpointIndex(webV6, 0), 2, 160);
+        Bytes webNodePort = MapKeys.nodePort(tcp, 30080);
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_NODEPORTS, webNodePort, 5, 300);
+        fake.count(Family.IP, "nftproxy", NftRenderer.NODEPORT_ENDPOINTS, endpointIndex(webNodePort, 1), 5, 300);
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, MapKeys.frontend(ip("10.96.0.12"), 17, 53), 7, 0);
+        fake.count(Family.IP, "nftproxy", NftRenderer.CHAIN_ENDPOINTS,
+                MapKeys.chainEndpoint(ip("10.96.0.12"), 17, 53, ip("10.244.1.5"), 5353), 7, 0);
+        fake.count(Family.IP, "nftproxy", NftRenderer.NO_ENDPOINT_REJECT, MapKeys.frontend(ip("10.96.0.11"), tcp, 80), 2, 0);
+        fake.count(Family.IP, "nftproxy", NftRenderer.NODEPORT_NO_ENDPOINT_REJECT, MapKeys.nodePort(tcp, 30081), 1, 0);
+        // local's NodePort goes to its external chain, which drops (nothing local) and counts that.
+        fake.count(Family.IP, "nftproxy", NftRenderer.CHAIN_ENDPOINTS,
+                MapKeys.chainEndpoint(ip("10.96.0.13"), tcp, 80, ip("0.0.0.0"), 0), 3, 0);
+
+        Map<CounterSeries, Long> t = counters.read();
+        assertEquals(11L, t.get(new CounterSeries(Kind.CONNECTIONS, WEB, null)), "ClusterIPs of both families and the NodePort");
+        assertEquals(3L, t.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, WEB, "10.244.1.2:8080")));
+        assertEquals(6L, t.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, WEB, "10.244.1.3:8080")), "by ClusterIP and NodePort");
+        assertEquals(2L, t.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, WEB, "[fd00:244::2]:8080")));
+        assertEquals(7L, t.get(new CounterSeries(Kind.CONNECTIONS, STICKY, null)));
+        assertEquals(7L, t.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, STICKY, "10.244.1.5:5353")),
+                "an affinity service's endpoint, counted in its chain");
+        assertEquals(3L, t.get(new CounterSeries(Kind.REJECTED, EMPTY, null)), "its ClusterIP and its NodePort");
+        assertEquals(3L, t.get(new CounterSeries(Kind.DROPPED, LOCAL, null)));
+        assertEquals(0L, t.get(new CounterSeries(Kind.CONNECTIONS, LOCAL, null)), "series start at zero");
+
+        // web loses 10.244.1.2: the sync writes its elements again, and the kernel's counts restart.
+        ProxyState s2 = state(two.subList(1, 3));
+        syncer.sync(s2, Set.of(WEB));
+        counters.synced(null, 0, snapshot(s2));
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, webV4, 1, 60);
+        Map<CounterSeries, Long> t2 = counters.read();
+        assertTrue(t2.get(new CounterSeries(Kind.CONNECTIONS, WEB, null)) >= 12L, t2.toString());
+        assertEquals(3L, t2.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, WEB, "10.244.1.2:8080")),
+                "the endpoint that left keeps its count while web exists");
+        String text = exposition(counters);
+        assertTrue(text.contains("nftproxy_endpoint_connections_total{namespace=\"ns\",service=\"web\",port=\"http\","
+                + "protocol=\"tcp\",endpoint=\"10.244.1.2:8080\",} 3.0"), text);
+        assertTrue(text.contains("nftproxy_service_refused_connections_total{namespace=\"ns\",service=\"local\","
+                + "port=\"http\",protocol=\"tcp\",action=\"drop\",} 3.0"), text);
+    }
+
+    @Test
+    void aFailedReadKeepsTheLastTotalsAndIsCounted() throws Exception {
+        FakeNfTables fake = new FakeNfTables();
+        ProxyState s = state(List.of(Endpoint.ready(ip("10.244.1.2"), 8080, "node-b")));
+        new Syncer(fake, new NftRenderer(CFG), "nftproxy").sync(s, null);
+        boolean[] fail = {false};
+        ServiceCounters counters = new ServiceCounters((f, table, set) -> {
+            if (fail[0]) {
+                throw new NftException("dumping " + set, 1, null);
+            }
+            return fake.countedElements(f, table, set);
+        }, "nftproxy");
+        counters.synced(null, 0, snapshot(s));
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, MapKeys.frontend(ip("10.96.0.10"), 6, 80), 4, 0);
+        assertEquals(4L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)));
+        fail[0] = true;
+        assertEquals(4L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)));
+        assertTrue(exposition(counters).contains("nftproxy_service_counters_scrape_errors_total 2.0"),
+                "both reads of the exposition failed too");
+    }
+
+    private static String exposition(ServiceCounters c) throws Exception {
+        io.prometheus.client.CollectorRegistry r = new io.prometheus.client.CollectorRegistry();
+        c.register(r);
+        StringWriter w = new StringWriter();
+        io.prometheus.client.exporter.common.TextFormat.write004(w, r.metricFamilySamples());
+        return w.toString();
+    }
+}
