@@ -37,6 +37,7 @@ public final class Netlink {
     public static final int NFNL_MSG_BATCH_BEGIN = 0x10;
     public static final int NFNL_MSG_BATCH_END = 0x11;
     public static final int NFNLGRP_NFTABLES = 7;
+    public static final int NFNLGRP_NFTRACE = 9;
     public static final int NFGENMSG_LEN = 4;
 
     private Netlink() {

@@ -20,6 +20,7 @@ public final class NfTables {
     public static final int NFT_MSG_DELSETELEM = 14;
     public static final int NFT_MSG_NEWGEN = 15;
     public static final int NFT_MSG_GETGEN = 16;
+    public static final int NFT_MSG_TRACE = 17;
     // Linux 6.3+: delete if present, no error if absent.
     public static final int NFT_MSG_DESTROYTABLE = 26;
     public static final int NFT_MSG_DESTROYCHAIN = 27;
@@ -110,6 +111,24 @@ public final class NfTables {
     public static final int NFTA_SET_ELEM_KEY_END = 10;
     public static final int NFTA_SET_ELEM_EXPRESSIONS = 11;
     public static final int NFT_SET_ELEM_INTERVAL_END = 1;
+
+    // enum nft_trace_attributes
+    public static final int NFTA_TRACE_TABLE = 1;
+    public static final int NFTA_TRACE_CHAIN = 2;
+    public static final int NFTA_TRACE_RULE_HANDLE = 3;
+    public static final int NFTA_TRACE_TYPE = 4;
+    public static final int NFTA_TRACE_VERDICT = 5;
+    public static final int NFTA_TRACE_ID = 6;
+    public static final int NFTA_TRACE_LL_HEADER = 7;
+    public static final int NFTA_TRACE_NETWORK_HEADER = 8;
+    public static final int NFTA_TRACE_TRANSPORT_HEADER = 9;
+    public static final int NFTA_TRACE_IIF = 10;
+    public static final int NFTA_TRACE_IIFTYPE = 11;
+    public static final int NFTA_TRACE_OIF = 12;
+    public static final int NFTA_TRACE_OIFTYPE = 13;
+    public static final int NFTA_TRACE_MARK = 14;
+    public static final int NFTA_TRACE_NFPROTO = 15;
+    public static final int NFTA_TRACE_POLICY = 16;
 
     public static final int NFTA_DATA_VALUE = 1;
     public static final int NFTA_DATA_VERDICT = 2;

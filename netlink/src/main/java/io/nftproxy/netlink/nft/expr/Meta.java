@@ -20,6 +20,7 @@ public record Meta(int key, int register, boolean set) implements Expr {
     public static final int NFT_META_IIFNAME = 6;
     public static final int NFT_META_OIFNAME = 7;
     public static final int NFT_META_SKUID = 10;
+    public static final int NFT_META_NFTRACE = 12;
     public static final int NFT_META_NFPROTO = 15;
     public static final int NFT_META_L4PROTO = 16;
     public static final int NFT_META_PKTTYPE = 19;
