@@ -45,6 +45,9 @@ public final class CompareBench {
         }
     }
 
+    /** Scrapes of the service counters timed per size (after a first, untimed one). */
+    static final int SCRAPES = 10;
+
     private final List<String> backends;
     private final int endpoints;
     private final int repetitions;
@@ -159,12 +162,28 @@ public final class CompareBench {
                         }
                         String note = over;
                         samples.forEach((k, v) -> rows.add(new Row("sync", b, n, k, v.stream().mapToLong(Long::longValue).toArray(), note)));
+                        scrapes(backend, n, before);
                     } finally {
                         exec("ip", "netns", "del", ns);
                     }
                 }
             }
         }
+    }
+
+    /** With a backend that keeps service counters: what a scrape of them costs at this size. */
+    private void scrapes(SyncBackend backend, int n, ProxyState synced) throws Exception {
+        if (backend.scrape(synced) == null) {
+            return;
+        }
+        long[] nanos = new long[SCRAPES];
+        int chars = 0;
+        for (int i = 0; i < SCRAPES; i++) {
+            SyncBackend.Scrape s = backend.scrape(synced);
+            nanos[i] = s.nanos();
+            chars = s.chars();
+        }
+        rows.add(new Row("scrape", backend.name(), n, "scrape", nanos, String.format(Locale.ROOT, "%.1f MB of text", chars / 1e6)));
     }
 
     /**

@@ -55,7 +55,8 @@ public final class Report {
                 String ratio = r.backend().equals("nftproxy") || Double.isNaN(ours) || Double.isNaN(r.p(0.5)) ? ""
                         : String.format(Locale.ROOT, "%.1f×", r.p(0.5) / ours);
                 md.append("| ").append(r.services()).append(" | ").append(r.backend()).append(" | ")
-                        .append(r.nanos().length > 0 ? CompareBench.ms(r.p(0.5)) + (r.note().isEmpty() ? "" : "; then " + r.note())
+                        .append(r.nanos().length > 0 ? CompareBench.ms(r.p(0.5)) + (r.note().isEmpty() ? ""
+                                : r.note().startsWith(">") ? "; then " + r.note() : " (" + r.note() + ")")
                                 : r.note()).append(" | ")
                         .append(CompareBench.ms(r.p(0.9))).append(" | ").append(CompareBench.ms(r.p(0.99))).append(" | ")
                         .append(r.nanos().length).append(" | ").append(ratio).append(" |\n");

@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.bench;
 
 import java.io.IOException;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,9 +13,13 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.exporter.common.TextFormat;
+
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.counters.ServiceCounters;
 import io.nftproxy.proxy.iptables.IptablesRenderer;
 import io.nftproxy.proxy.iptables.IptablesSyncer;
 import io.nftproxy.proxy.model.IpFamily;
@@ -35,6 +40,15 @@ public interface SyncBackend extends AutoCloseable {
 
     long change(ProxyState before, ProxyState after, ServicePortName changed, Duration budget) throws Exception;
 
+    /** One timed scrape of the service counters: nanoseconds, and characters of exposition text. */
+    record Scrape(long nanos, int chars) {
+    }
+
+    /** A scrape of the service counters, when this backend keeps them; null otherwise. */
+    default Scrape scrape(ProxyState synced) throws IOException {
+        return null;
+    }
+
     @Override
     default void close() {
     }
@@ -48,11 +62,12 @@ public interface SyncBackend extends AutoCloseable {
 
     static SyncBackend create(String name, ProxyConfig cfg, String netns) throws Exception {
         return switch (name) {
-            case "nftproxy" -> new Nftproxy(cfg, netns);
+            case "nftproxy" -> new Nftproxy("nftproxy", cfg, netns);
+            case "nftproxy+counters" -> new Nftproxy("nftproxy+counters", cfg.withServiceCounters(true), netns);
             case "kube-nftables" -> new KubeNftables(netns);
             case "kube-iptables" -> new KubeIptables(cfg, netns);
             default -> throw new IllegalArgumentException("unknown backend '" + name
-                    + "' (expected nftproxy, kube-nftables or kube-iptables)");
+                    + "' (expected nftproxy, nftproxy+counters, kube-nftables or kube-iptables)");
         };
     }
 
@@ -92,19 +107,41 @@ public interface SyncBackend extends AutoCloseable {
         }
     }
 
-    /** nftproxy: one netlink transaction per sync, partial syncs of the changed service only. */
+    /**
+     * nftproxy: one netlink transaction per sync, partial syncs of the changed service only; with
+     * --service-counters ("nftproxy+counters") its scrapes are timed too.
+     */
     final class Nftproxy implements SyncBackend {
+        private final String name;
         private final NftClient client;
         private final Syncer syncer;
+        private final ServiceCounters counters;
 
-        Nftproxy(ProxyConfig cfg, String netns) throws Exception {
+        Nftproxy(String name, ProxyConfig cfg, String netns) throws Exception {
+            this.name = name;
             client = NftClient.open(NetNamespace.named(netns));
             syncer = new Syncer(client, new NftRenderer(cfg), cfg.table());
+            counters = cfg.serviceCounters() ? new ServiceCounters(client, cfg.table()) : null;
         }
 
         @Override
         public String name() {
-            return "nftproxy";
+            return name;
+        }
+
+        /** What a Prometheus scrape of the service counters costs: its time, and the bytes of text it returns. */
+        @Override
+        public Scrape scrape(ProxyState synced) throws IOException {
+            if (counters == null) {
+                return null;
+            }
+            counters.attributeWith(synced);
+            CollectorRegistry registry = new CollectorRegistry();
+            counters.register(registry);
+            long t0 = System.nanoTime();
+            StringWriter text = new StringWriter(1 << 20);
+            TextFormat.write004(text, registry.metricFamilySamples());
+            return new Scrape(System.nanoTime() - t0, text.getBuffer().length());
         }
 
         @Override

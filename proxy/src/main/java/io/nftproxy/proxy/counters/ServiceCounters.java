@@ -50,7 +50,12 @@ public final class ServiceCounters extends Collector implements SyncListener {
 
     @Override
     public void synced(SyncResult result, long durationNanos, ObjectStore.Snapshot snapshot) {
-        state = snapshot.state();
+        attributeWith(snapshot.state());
+    }
+
+    /** The state the kernel's elements were synced from, which names them. */
+    public void attributeWith(ProxyState synced) {
+        state = synced;
     }
 
     /** Reads the kernel's counters now; on a failure the last totals stay (and the failure is counted). */

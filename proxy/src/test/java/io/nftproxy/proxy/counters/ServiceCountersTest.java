@@ -26,7 +26,6 @@ import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.MapKeys;
 import io.nftproxy.proxy.render.NftRenderer;
-import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.sync.PartialSyncPropertyTestAccess;
 import io.nftproxy.proxy.sync.Syncer;
 
@@ -61,9 +60,6 @@ class ServiceCountersTest {
                 new NodeInfo("node-a", "z1", List.of(ip("192.168.50.2")), false));
     }
 
-    private static ObjectStore.Snapshot snapshot(ProxyState s) {
-        return new ObjectStore.Snapshot(s, null, true, Map.of(), 0, 0, List.of());
-    }
 
     private static Bytes endpointIndex(Bytes front, int i) {
         return Bytes.concat(front, Bytes.host32(i));
@@ -78,7 +74,7 @@ class ServiceCountersTest {
         ProxyState s1 = state(two);
         syncer.sync(s1, null);
         ServiceCounters counters = new ServiceCounters(fake, "nftproxy");
-        counters.synced(null, 0, snapshot(s1));
+        counters.attributeWith(s1);
 
         int tcp = Protocol.TCP.number();
         Bytes webV4 = MapKeys.frontend(ip("10.96.0.10"), tcp, 80);
@@ -115,7 +111,7 @@ class ServiceCountersTest {
         // web loses 10.244.1.2: the sync writes its elements again, and the kernel's counts restart.
         ProxyState s2 = state(two.subList(1, 3));
         syncer.sync(s2, Set.of(WEB));
-        counters.synced(null, 0, snapshot(s2));
+        counters.attributeWith(s2);
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, webV4, 1, 60);
         Map<CounterSeries, Long> t2 = counters.read();
         assertTrue(t2.get(new CounterSeries(Kind.CONNECTIONS, WEB, null)) >= 12L, t2.toString());
@@ -140,7 +136,7 @@ class ServiceCountersTest {
             }
             return fake.countedElements(f, table, set);
         }, "nftproxy");
-        counters.synced(null, 0, snapshot(s));
+        counters.attributeWith(s);
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, MapKeys.frontend(ip("10.96.0.10"), 6, 80), 4, 0);
         assertEquals(4L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)));
         fail[0] = true;
