@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 @Command(name = "nftproxy", mixinStandardHelpOptions = true, version = "nftproxy 0.1.0",
         description = "A Kubernetes service proxy that programs nf_tables over netlink.",
         subcommands = {DemoCommand.class, RunCommand.class, DumpCommand.class, CleanupCommand.class, BenchCommand.class,
-            BenchNetlinkCommand.class, SelftestCommand.class})
+            BenchNetlinkCommand.class, SelftestCommand.class, TraceCommand.class})
 public final class Main {
     /** Applied as soon as it is parsed, so that the command's own logging already uses it. */
     @picocli.CommandLine.Option(names = "--logging-format", paramLabel = "text|json", scope = picocli.CommandLine.ScopeType.INHERIT,

@@ -13,6 +13,7 @@ import io.nftproxy.netlink.nft.NftEvent;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.NftMonitor;
 import io.nftproxy.netlink.nft.Transaction;
+import io.nftproxy.proxy.trace.TraceSession;
 
 /**
  * Watches the kernel's nf_tables events for changes to our tables made by anyone but us (an
@@ -57,6 +58,9 @@ public final class DriftWatcher implements AutoCloseable {
                 }
                 if (e == null || e.type() == NftEvent.Type.GENERATION || !table.equals(e.table())) {
                     continue;
+                }
+                if ((e.type() == NftEvent.Type.CHAIN || e.type() == NftEvent.Type.RULE) && TraceSession.isTraceChain(e.name())) {
+                    continue; // nftproxy trace's marking chains come and go in our table: not drift
                 }
                 if (e.portId() != ourPortId) {
                     // One change by someone else is often many events: say it once a second.
