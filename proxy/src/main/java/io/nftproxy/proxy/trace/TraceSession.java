@@ -78,10 +78,18 @@ public final class TraceSession implements AutoCloseable {
             return;
         }
         closed = true;
+        // Destroy, not delete: a rebuild of our tables by the daemon may have removed them already.
+        // A chain goes with its rules.
         Transaction tx = new Transaction();
         for (Chain c : chains) {
-            tx.flush(c).destroy(c);
+            tx.destroy(c);
         }
-        client.commit(tx);
+        try {
+            client.commit(tx);
+        } catch (NftException e) {
+            if (!e.isNotFound()) {
+                throw e; // the table itself is gone otherwise: so are the chains
+            }
+        }
     }
 }

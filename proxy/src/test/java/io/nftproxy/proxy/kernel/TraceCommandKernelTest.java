@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,8 +21,10 @@ import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.trace.TraceExplainer;
 import io.nftproxy.proxy.trace.TraceFilter;
 import io.nftproxy.proxy.trace.Tracer;
@@ -133,6 +136,34 @@ class TraceCommandKernelTest {
             assertTrue(r.out().contains("=> service default/web port http (tcp) via its ClusterIP: endpoint 10.244.1.3:8080"),
                     r.out());
             assertTrue(answers.stream().allMatch("10.244.1.3:8080"::equals), "tracing changed nothing: " + answers);
+        }
+    }
+
+    @Test
+    void aTraceBesideTheRunningProxyIsNotDrift(@TempDir Path dir) throws Exception {
+        try (Topology topo = new Topology()) {
+            topo.serve("10.244.1.3", 8080);
+            Netns client = topo.pod("10.244.2.100");
+            new Manifests()
+                    .service("web", "10.96.0.10", "[{name: http, port: 80}]")
+                    .slice("web", "a", "IPv4", HTTP, "10.244.1.3@node-b")
+                    .write(dir, "services.yaml");
+            ObjectStore store = new ObjectStore("node-a");
+            try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
+                 ProxyServer server = new ProxyServer(OperationsKernelTest.config(), store, nft, topo.node.ns(),
+                         new InetSocketAddress("127.0.0.1", 0), null, new SyncListener() { })) {
+                src.start(true);
+                server.start();
+                Sandbox.eventually(Duration.ofSeconds(20), () -> "10.244.1.3:8080".equals(
+                        topo.tcp(client, "10.244.2.100", "10.96.0.10", 80).answeredBy()), "web answers");
+                TraceExplainer.Explanation e = trace(topo, model(dir), new TraceFilter(null,
+                        List.of(new TraceFilter.Destination(Inet.parse("10.96.0.10"), 80)), Protocol.TCP),
+                        connect(topo, client, "10.244.2.100", "10.96.0.10", 80));
+                assertTrue(e.outcome().contains("endpoint 10.244.1.3:8080"), e.toString());
+                // The drift watcher saw the marking chains come and go; they were not someone else's change.
+                assertEquals(0.0, OperationsKernelTest.scrape(server.metricsPort()).get("nftproxy_drift_repairs_total"));
+                assertEquals("10.244.1.3:8080", topo.tcp(client, "10.244.2.100", "10.96.0.10", 80).answeredBy());
+            }
         }
     }
 }
