@@ -28,6 +28,8 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.sandbox.Sandbox;
 import io.nftproxy.proxy.server.ProxyServer;
@@ -35,6 +37,9 @@ import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.trace.TraceExplainer;
+import io.nftproxy.proxy.trace.TraceFilter;
+import io.nftproxy.proxy.trace.Tracer;
 
 /**
  * A guided tour in a sandbox: network namespaces for a node, pods and clients; the example
@@ -86,12 +91,14 @@ final class DemoCommand implements Callable<Integer> {
                     + ": rules go in over netlink (no nft binary involved)");
             ProxyConfig cfg = new ProxyConfig("demo-node", List.of(Inet.parse(Sandbox.NODE_IP)),
                     List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
-                    Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
+                    Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy").withServiceCounters(true);
             ObjectStore store = new ObjectStore("demo-node");
             SyncResult[] first = new SyncResult[1];
+            ProxyState[] synced = new ProxyState[1];
             SyncListener record = new SyncListener() {
                 @Override
                 public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
+                    synced[0] = snap.state();
                     if (first[0] == null) {
                         first[0] = r;
                         new TreeMap<>(snap.errors()).values().forEach(e -> out.println("  ! " + e));
@@ -164,12 +171,36 @@ final class DemoCommand implements Callable<Integer> {
                 unexpected.add("payments was " + o.result() + ", not refused");
             }
 
-            step("Metrics, as kube-proxy exports them: " + metricsUrl + "  (health: http://127.0.0.1:"
-                    + proxy.healthPort() + "/healthz)");
+            step("nftproxy trace: one connection from outside to shop's NodePort, rule by rule");
+            TraceFilter toShop = new TraceFilter(Inet.parse(Sandbox.EXT_IP), List.of(new TraceFilter.Destination(null, 30080)),
+                    Protocol.TCP);
+            List<TraceExplainer.Explanation> traced = new Tracer(s.node.ns(), "nftproxy", 1 << 14).run(toShop, synced[0], 1,
+                    Duration.ofSeconds(10), () -> {
+                        try {
+                            s.tcp(s.ext, null, Sandbox.NODE_IP, 30080);
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }, e -> e.lines().forEach(l -> out.println("  " + l)));
+            conclude(!traced.isEmpty() && traced.get(0).outcome().startsWith(
+                            "service demo/shop port http (tcp) via its NodePort: endpoint 10.244.1.2:8080"),
+                    "the trace names the service and the local endpoint it chose",
+                    "the trace showed " + (traced.isEmpty() ? "nothing" : traced.get(0).outcome()), unexpected);
+
+            step("Metrics, as kube-proxy exports them, and connections counted in the kernel (--service-counters): "
+                    + metricsUrl + "  (health: http://127.0.0.1:" + proxy.healthPort() + "/healthz)");
             String scraped = new String(new URL(metricsUrl).openStream().readAllBytes(), StandardCharsets.UTF_8);
             scraped.lines().filter(l -> l.startsWith("kubeproxy_sync_proxy_rules_duration_seconds_count")
                     || l.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds")
-                    || l.startsWith("nftproxy_owned_objects")).forEach(l -> out.println("  " + l));
+                    || l.startsWith("nftproxy_owned_objects")
+                    || l.startsWith("nftproxy_service_connections_total{namespace=\"demo\",service=\"web\"")
+                    || l.startsWith("nftproxy_endpoint_connections_total{namespace=\"demo\",service=\"web\"")
+                    || l.startsWith("nftproxy_service_refused_connections_total{namespace=\"demo\",service=\"payments\""))
+                    .forEach(l -> out.println("  " + l));
+            double webTotal = scraped.lines().filter(l -> l.startsWith(
+                            "nftproxy_service_connections_total{namespace=\"demo\",service=\"web\""))
+                    .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+            conclude(webTotal == 90, "the kernel counted web's 90 connections", "web's counter says " + webTotal, unexpected);
 
             out.printf("%nDone in %.1f s.%s%n", (System.nanoTime() - t0) / 1e9, keep
                     ? " The sandbox stays until Ctrl-C: sudo java -jar proxy/target/nftproxy.jar dump --netns " + s.node.name()
