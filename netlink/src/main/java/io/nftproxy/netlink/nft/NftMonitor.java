@@ -2,16 +2,10 @@ package io.nftproxy.netlink.nft;
 
 import static io.nftproxy.netlink.nft.NfTables.*;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.Deque;
 
-import io.nftproxy.ffi.Errno;
 import io.nftproxy.ffi.NativeException;
 import io.nftproxy.ffi.NetNamespace;
-import io.nftproxy.ffi.NetlinkSocket;
 import io.nftproxy.netlink.msg.Netlink;
 import io.nftproxy.netlink.msg.NlMessage;
 
@@ -20,13 +14,10 @@ import io.nftproxy.netlink.msg.NlMessage;
  * another proxy, an operator), we see which table, chain or set changed.
  */
 public final class NftMonitor implements AutoCloseable {
-    private final NetlinkSocket socket;
-    private final ByteBuffer rx = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.nativeOrder());
-    private final Deque<NftEvent> pending = new ArrayDeque<>();
-    private Duration currentTimeout;
+    private final GroupReader<NftEvent> events;
 
-    private NftMonitor(NetlinkSocket socket) {
-        this.socket = socket;
+    private NftMonitor(GroupReader<NftEvent> events) {
+        this.events = events;
     }
 
     public static NftMonitor open(NetNamespace ns) throws NftException {
@@ -35,18 +26,7 @@ public final class NftMonitor implements AutoCloseable {
 
     /** With a receive buffer of {@code receiveBytes} (tests overflow a small one on purpose). */
     public static NftMonitor open(NetNamespace ns, int receiveBytes) throws NftException {
-        NetlinkSocket s = null;
-        try {
-            s = NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER, ns);
-            s.setBufferSizes(1 << 20, receiveBytes);
-            s.joinGroup(Netlink.NFNLGRP_NFTABLES);
-            return new NftMonitor(s);
-        } catch (NativeException e) {
-            if (s != null) {
-                s.close();
-            }
-            throw new NftException("subscribing to nf_tables events", e);
-        }
+        return new NftMonitor(GroupReader.open(ns, Netlink.NFNLGRP_NFTABLES, receiveBytes, NftMonitor::decode, "nf_tables events"));
     }
 
     /**
@@ -55,43 +35,7 @@ public final class NftMonitor implements AutoCloseable {
      * @throws NftException with errno ENOBUFS when events were lost because we read too slowly
      */
     public NftEvent next(Duration timeout) throws NftException {
-        if (!pending.isEmpty()) {
-            return pending.poll();
-        }
-        long deadline = System.nanoTime() + timeout.toNanos();
-        try {
-            while (pending.isEmpty()) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return null;
-                }
-                Duration d = Duration.ofNanos(Math.max(left, 1_000_000));
-                if (!d.equals(currentTimeout)) {
-                    socket.setReceiveTimeout(d);
-                    currentTimeout = d;
-                }
-                if (!socket.receive(rx, true)) {
-                    continue;
-                }
-                try {
-                    for (NlMessage m : NlMessage.split(rx)) {
-                        NftEvent e = decode(m);
-                        if (e != null) {
-                            pending.add(e);
-                        }
-                    }
-                } catch (IllegalArgumentException e) {
-                    // Whatever it announced is unknown: the reader must treat it as a change it missed.
-                    throw new NftException("an nf_tables event could not be read: " + e.getMessage(), Errno.EBADMSG, null);
-                }
-            }
-            return pending.poll();
-        } catch (NativeException e) {
-            if (e.errno() == Errno.ENOBUFS) {
-                throw new NftException("nf_tables events were lost (receive buffer overrun)", Errno.ENOBUFS, null);
-            }
-            throw new NftException("reading nf_tables events", e);
-        }
+        return events.next(timeout);
     }
 
     /**
@@ -102,7 +46,7 @@ public final class NftMonitor implements AutoCloseable {
      */
     public void pause() throws NftException {
         try {
-            socket.leaveGroup(Netlink.NFNLGRP_NFTABLES);
+            events.socket().leaveGroup(Netlink.NFNLGRP_NFTABLES);
         } catch (NativeException e) {
             throw new NftException("leaving the nf_tables event group", e);
         }
@@ -111,7 +55,7 @@ public final class NftMonitor implements AutoCloseable {
     /** Receives events again after {@link #pause()}. */
     public void resume() throws NftException {
         try {
-            socket.joinGroup(Netlink.NFNLGRP_NFTABLES);
+            events.socket().joinGroup(Netlink.NFNLGRP_NFTABLES);
         } catch (NativeException e) {
             throw new NftException("joining the nf_tables event group", e);
         }
@@ -153,6 +97,6 @@ public final class NftMonitor implements AutoCloseable {
 
     @Override
     public void close() {
-        socket.close();
+        events.close();
     }
 }

@@ -3,11 +3,47 @@ package io.nftproxy.netlink.msg;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.Random;
 
 /** Corruptions of one netlink message (a 16-byte header, then the payload), for the decoders' fuzz tests. */
 public final class Mutations {
     private Mutations() {
+    }
+
+    /** Decodes what one (possibly corrupted) message holds; a refusal is an IllegalArgumentException. */
+    @FunctionalInterface
+    public interface Decoder {
+        void decode(NlMessage m);
+    }
+
+    /**
+     * {@code rounds} seeded mutations of the seeds, each decoded: every one must decode or be
+     * refused with a reason, never fail any other way. The seed (-Dfuzz.seed) is in every failure.
+     * Returns how many were refused.
+     */
+    public static int fuzz(List<byte[]> seeds, int rounds, Decoder decoder) {
+        long s = Long.getLong("fuzz.seed", System.nanoTime());
+        Random r = new Random(s);
+        int refused = 0;
+        for (int round = 0; round < rounds; round++) {
+            byte[] in = mutate(seeds.get(r.nextInt(seeds.size())), r);
+            try {
+                for (NlMessage m : NlMessage.split(ByteBuffer.wrap(in))) {
+                    decoder.decode(m);
+                }
+            } catch (IllegalArgumentException expected) {
+                refused++;
+                if (expected.getMessage() == null || expected.getMessage().isBlank()) {
+                    throw new AssertionError("refused without a reason (seed " + s + ", round " + round + "): "
+                            + HexFormat.of().formatHex(in), expected);
+                }
+            } catch (RuntimeException | StackOverflowError e) {
+                throw new AssertionError("seed " + s + ", round " + round + ": " + e + " decoding " + HexFormat.of().formatHex(in), e);
+            }
+        }
+        return refused;
     }
 
     /** One to three changes of the kinds that corrupt messages: bytes, lengths, truncation, insertion. */

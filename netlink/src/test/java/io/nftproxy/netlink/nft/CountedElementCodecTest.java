@@ -3,12 +3,9 @@ package io.nftproxy.netlink.nft;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.ByteBuffer;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Random;
 
 import org.junit.jupiter.api.Test;
 
@@ -62,22 +59,7 @@ class CountedElementCodecTest {
 
     @Test
     void mutatedCountedElementsAreRefusedWithAReasonOrDecoded() {
-        byte[] seed = countedMessage();
-        long s = Long.getLong("fuzz.seed", System.nanoTime());
-        Random r = new Random(s);
-        for (int round = 0; round < 20_000; round++) {
-            byte[] in = Mutations.mutate(seed, r);
-            try {
-                for (NlMessage m : NlMessage.split(ByteBuffer.wrap(in))) {
-                    NftCodec.decoding(m, NftCodec::decodeCountedElements);
-                }
-            } catch (IllegalArgumentException expected) {
-                if (expected.getMessage() == null || expected.getMessage().isBlank()) {
-                    fail("refused without a reason (seed " + s + "): " + HexFormat.of().formatHex(in), expected);
-                }
-            } catch (RuntimeException | StackOverflowError e) {
-                fail("seed " + s + ", round " + round + ": " + e + " decoding " + HexFormat.of().formatHex(in), e);
-            }
-        }
+        int refused = Mutations.fuzz(List.of(countedMessage()), 20_000, m -> NftCodec.decoding(m, NftCodec::decodeCountedElements));
+        assertTrue(refused > 1_000, "the mutations reach the checks: " + refused);
     }
 }

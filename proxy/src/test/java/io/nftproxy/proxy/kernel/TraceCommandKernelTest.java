@@ -112,15 +112,20 @@ class TraceCommandKernelTest {
         }
     }
 
+    /** One service, web (10.96.0.10:80), served by 10.244.1.3; returns the client pod 10.244.2.100. */
+    private static Netns webOnly(Topology topo, Path dir) throws Exception {
+        topo.serve("10.244.1.3", 8080);
+        new Manifests()
+                .service("web", "10.96.0.10", "[{name: http, port: 80}]")
+                .slice("web", "a", "IPv4", HTTP, "10.244.1.3@node-b")
+                .write(dir, "services.yaml");
+        return topo.pod("10.244.2.100");
+    }
+
     @Test
     void theCommandPrintsTheTraceOfOneConnection(@TempDir Path dir) throws Exception {
         try (Topology topo = new Topology()) {
-            topo.serve("10.244.1.3", 8080);
-            Netns client = topo.pod("10.244.2.100");
-            new Manifests()
-                    .service("web", "10.96.0.10", "[{name: http, port: 80}]")
-                    .slice("web", "a", "IPv4", HTTP, "10.244.1.3@node-b")
-                    .write(dir, "services.yaml");
+            Netns client = webOnly(topo, dir);
             ProxyRun.once(topo, dir);
             CompletableFuture<ProxyRun.Result> run = CompletableFuture.supplyAsync(() -> ProxyRun.cli("trace", "--netns",
                     topo.node.name(), "--manifests", dir.toString(), "--hostname-override", "node-a",
@@ -142,12 +147,7 @@ class TraceCommandKernelTest {
     @Test
     void aTraceBesideTheRunningProxyIsNotDrift(@TempDir Path dir) throws Exception {
         try (Topology topo = new Topology()) {
-            topo.serve("10.244.1.3", 8080);
-            Netns client = topo.pod("10.244.2.100");
-            new Manifests()
-                    .service("web", "10.96.0.10", "[{name: http, port: 80}]")
-                    .slice("web", "a", "IPv4", HTTP, "10.244.1.3@node-b")
-                    .write(dir, "services.yaml");
+            Netns client = webOnly(topo, dir);
             ObjectStore store = new ObjectStore("node-a");
             try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
                  ProxyServer server = new ProxyServer(OperationsKernelTest.config(), store, nft, topo.node.ns(),
