@@ -138,4 +138,54 @@ public class DryRunCliTest {
         assertEquals(1, r.exit(), r.err());
         assertTrue(r.err().contains(message), r.err());
     }
+
+    @Test
+    void serviceCountersDeclareCountingSetsAndNeedTheNftablesMode(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("svc.yaml"), """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: web, namespace: shop}
+                spec:
+                  clusterIP: 10.96.0.10
+                  sessionAffinity: ClientIP
+                  ports: [{name: http, port: 80, targetPort: 8080}]
+                ---
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
+                addressType: IPv4
+                ports: [{name: http, port: 8080}]
+                endpoints: [{addresses: [10.244.1.2]}]
+                """);
+        Result r = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "n",
+                "--service-counters");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("add map ip nftproxy service-ips { type ipv4_addr . inet_proto . inet_service : verdict; counter;"),
+                r.out());
+        assertTrue(r.out().contains("10.96.0.10 . tcp . 80 . 10.244.1.2 . 8080 @chain-endpoints"),
+                "the affinity service's endpoint rule counts: " + r.out());
+        Result plain = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "n");
+        assertTrue(!plain.out().contains("counter") && !plain.out().contains("chain-endpoints"), "off by default: " + plain.out());
+
+        Result ipt = cli("run", "--manifests", dir.toString(), "--once", "--mode", "iptables", "--service-counters");
+        assertEquals(2, ipt.exit());
+        assertTrue(ipt.err().contains("--service-counters needs --mode nftables"), ipt.err());
+    }
+
+    @Test
+    void traceNamesWhatItCannotResolve(@TempDir Path dir) throws Exception {
+        Result noModel = cli("trace", "--destination", "shop/web");
+        assertEquals(2, noModel.exit());
+        assertTrue(noModel.err().contains("names a service: give --manifests DIR or --kubeconfig PATH"), noModel.err());
+        Files.writeString(dir.resolve("svc.yaml"), """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: web, namespace: shop}
+                spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 80}]}
+                """);
+        Result wrongPort = cli("trace", "--manifests", dir.toString(), "--hostname-override", "n", "--destination", "shop/web",
+                "--port", "81");
+        assertEquals(2, wrongPort.exit());
+        assertTrue(wrongPort.err().contains("no service port of shop/web matches"), wrongPort.err());
+    }
 }
