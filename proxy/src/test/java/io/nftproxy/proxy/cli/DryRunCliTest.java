@@ -41,6 +41,26 @@ public class DryRunCliTest {
         }
     }
 
+    /** shop/web at 10.96.0.10:80 with one endpoint, 10.244.1.2:8080; {@code spec} adds lines to its spec. */
+    static String web(String spec) {
+        return """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: web, namespace: shop}
+                spec:
+                  clusterIP: 10.96.0.10
+                """ + spec + """
+                  ports: [{name: http, port: 80, targetPort: 8080}]
+                ---
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
+                addressType: IPv4
+                ports: [{name: http, port: 8080}]
+                endpoints: [{addresses: [10.244.1.2]}]
+                """;
+    }
+
     @Test
     void selftestRunsTheWholePathOnTheDemoManifests() {
         Result r = cli("selftest");
@@ -50,20 +70,7 @@ public class DryRunCliTest {
 
     @Test
     void dryRunPrintsTheTransactionAndSkipsBadObjects(@TempDir Path dir) throws Exception {
-        Files.writeString(dir.resolve("svc.yaml"), """
-                apiVersion: v1
-                kind: Service
-                metadata: {name: web, namespace: shop}
-                spec:
-                  clusterIP: 10.96.0.10
-                  ports: [{name: http, port: 80, targetPort: 8080}]
-                ---
-                apiVersion: discovery.k8s.io/v1
-                kind: EndpointSlice
-                metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
-                addressType: IPv4
-                ports: [{name: http, port: 8080}]
-                endpoints: [{addresses: [10.244.1.2]}]
+        Files.writeString(dir.resolve("svc.yaml"), web("") + """
                 ---
                 apiVersion: v1
                 kind: Service
@@ -141,22 +148,7 @@ public class DryRunCliTest {
 
     @Test
     void serviceCountersDeclareCountingSetsAndNeedTheNftablesMode(@TempDir Path dir) throws Exception {
-        Files.writeString(dir.resolve("svc.yaml"), """
-                apiVersion: v1
-                kind: Service
-                metadata: {name: web, namespace: shop}
-                spec:
-                  clusterIP: 10.96.0.10
-                  sessionAffinity: ClientIP
-                  ports: [{name: http, port: 80, targetPort: 8080}]
-                ---
-                apiVersion: discovery.k8s.io/v1
-                kind: EndpointSlice
-                metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
-                addressType: IPv4
-                ports: [{name: http, port: 8080}]
-                endpoints: [{addresses: [10.244.1.2]}]
-                """);
+        Files.writeString(dir.resolve("svc.yaml"), web("  sessionAffinity: ClientIP\n"));
         Result r = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "n",
                 "--service-counters");
         assertEquals(0, r.exit(), r.err());
