@@ -38,23 +38,29 @@ public final class Names {
         return head + "~" + String.format("%016x", h);
     }
 
+    /** Prefixes of the chains of one service port, by what the chain does. */
+    public static final String CLUSTER = "svc-";
+    public static final String LOCAL = "svl-";
+    public static final String EXTERNAL = "ext-";
+    public static final String FIREWALL = "fw-";
+
     /** The cluster-policy chain: picks among all (usable) endpoints. */
     public static String clusterChain(ServicePort s) {
-        return "svc-" + service(s);
+        return CLUSTER + service(s);
     }
 
     /** The local-policy chain: picks among this node's endpoints. */
     public static String localChain(ServicePort s) {
-        return "svl-" + service(s);
+        return LOCAL + service(s);
     }
 
     /** External traffic of an externalTrafficPolicy: Local service. */
     public static String externalChain(ServicePort s) {
-        return "ext-" + service(s);
+        return EXTERNAL + service(s);
     }
 
     /** loadBalancerSourceRanges of a service. */
     public static String firewallChain(ServicePort s) {
-        return "fw-" + service(s);
+        return FIREWALL + service(s);
     }
 }

@@ -19,6 +19,7 @@ import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.render.Names;
 
 /**
  * Turns one packet's trace events into what an operator reads: where it entered, each rule of
@@ -98,9 +99,9 @@ public final class TraceExplainer {
             if (v != null && v.chain() != null && v.chain().equals(MARK_FOR_MASQUERADE)) {
                 masquerade = true;
             }
-            if (e.chain().startsWith("ext-")) {
+            if (e.chain().startsWith(Names.EXTERNAL)) {
                 external = e.chain();
-                if (v != null && v.chain() != null && v.chain().startsWith("svl-")) {
+                if (v != null && v.chain() != null && v.chain().startsWith(Names.LOCAL)) {
                     local = true;
                 }
             }
@@ -156,10 +157,10 @@ public final class TraceExplainer {
             return rule.contains("reject") ? "rejected: a ClusterIP, but no service port on this port"
                     : "dropped: an address of the service network no service has";
         }
-        if (chain.startsWith("ext-")) {
+        if (chain.startsWith(Names.EXTERNAL)) {
             return "dropped: externalTrafficPolicy Local and no endpoint on this node";
         }
-        if (chain.startsWith("fw-")) {
+        if (chain.startsWith(Names.FIREWALL)) {
             return "dropped: the source is outside the service's loadBalancerSourceRanges";
         }
         return "dropped by " + chain;
