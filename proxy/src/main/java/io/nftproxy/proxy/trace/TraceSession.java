@@ -2,6 +2,7 @@ package io.nftproxy.proxy.trace;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.nftproxy.ffi.Errno;
 import io.nftproxy.netlink.nft.Chain;
@@ -23,6 +24,8 @@ import io.nftproxy.proxy.model.IpFamily;
 public final class TraceSession implements AutoCloseable {
     public static final String CHAIN_PREFIX = "trace-";
     private static final int PRIORITY = -300;
+    /** Tells the sessions of one process apart (the process id tells processes apart). */
+    private static final AtomicInteger SESSIONS = new AtomicInteger();
 
     private final NftClient client;
     private final List<Chain> chains;
@@ -42,12 +45,12 @@ public final class TraceSession implements AutoCloseable {
     public static TraceSession open(NftClient client, String table, TraceFilter filter) throws NftException {
         Transaction tx = new Transaction();
         List<Chain> chains = new ArrayList<>();
+        String tag = Long.toHexString(ProcessHandle.current().pid()) + "-" + SESSIONS.incrementAndGet();
         for (IpFamily f : IpFamily.values()) {
             Family nf = f.nft();
             if (!filter.covers(f) || !client.hasTable(nf, table)) {
                 continue;
             }
-            String tag = Long.toHexString(ProcessHandle.current().pid());
             for (Hook hook : List.of(Hook.PREROUTING, Hook.OUTPUT)) {
                 String name = CHAIN_PREFIX + hook.keyword() + "-" + tag;
                 Chain c = Chain.base(nf, table, name, "filter", hook, PRIORITY);
