@@ -68,6 +68,18 @@ public final class CounterLedger {
         e.seen = true;
     }
 
+    /**
+     * Every element was written again (a full sync flushes and refills our sets): the kernel's
+     * counts start over, whatever they reach before the next scrape. What each element counted
+     * so far is carried.
+     */
+    public void allRecreated() {
+        for (Entry e : live.values()) {
+            e.carried += e.last;
+            e.last = 0;
+        }
+    }
+
     /** Abandons a scrape that could not read everything: nothing is taken for gone. */
     public void abort() {
         scraping = false;

@@ -48,9 +48,23 @@ public final class ServiceCounters extends Collector implements SyncListener {
         this.table = table;
     }
 
+    /** Reads the counts a full sync is about to reset, so that only the sync's own moment is lost. */
+    @Override
+    public void beforeFullSync() {
+        read();
+    }
+
     @Override
     public void synced(SyncResult result, long durationNanos, ObjectStore.Snapshot snapshot) {
+        if (result.full()) {
+            recreated();
+        }
         attributeWith(snapshot.state());
+    }
+
+    /** Our tables' elements were all written again (a full sync): their kernel counts start at zero. */
+    public synchronized void recreated() {
+        ledger.allRecreated();
     }
 
     /** The state the kernel's elements were synced from, which names them. */

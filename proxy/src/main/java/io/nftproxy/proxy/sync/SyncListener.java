@@ -14,6 +14,13 @@ public interface SyncListener {
     default void queued(long epochMillis) {
     }
 
+    /**
+     * A full sync is about to rewrite every element of our tables (the first, the hourly
+     * re-assertion, a rebuild): last chance to read what the kernel holds in them.
+     */
+    default void beforeFullSync() {
+    }
+
     default void synced(SyncResult result, long durationNanos, ObjectStore.Snapshot snapshot) {
     }
 
@@ -34,6 +41,11 @@ public interface SyncListener {
             @Override
             public void queued(long epochMillis) {
                 listeners.forEach(l -> l.queued(epochMillis));
+            }
+
+            @Override
+            public void beforeFullSync() {
+                listeners.forEach(SyncListener::beforeFullSync);
             }
 
             @Override

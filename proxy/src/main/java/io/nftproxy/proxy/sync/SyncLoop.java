@@ -74,6 +74,9 @@ public final class SyncLoop implements AutoCloseable {
         ObjectStore.Snapshot snap = store.snapshot();
         long t0 = System.nanoTime();
         boolean doFull = full || syncer.needsFull();
+        if (doFull) {
+            listener.beforeFullSync();
+        }
         SyncResult r = syncer.sync(snap.state(), doFull ? null : snap.changed());
         long took = System.nanoTime() - t0;
         listener.synced(r, took, snap);

@@ -71,4 +71,13 @@ class CounterLedgerTest {
         assertEquals(Map.of(WEB_CONN, 8L), scrape(l, Set.of(WEB), CLUSTER_IP, WEB_CONN, 6L, NODE_PORT, WEB_CONN, 2L));
         assertThrows(IllegalStateException.class, () -> l.observe(CLUSTER_IP, WEB_CONN, 1L));
     }
+
+    @Test
+    void aFullSyncIsAResetEvenWhenTheNewCountOvertakesTheOld() {
+        CounterLedger l = new CounterLedger();
+        scrape(l, Set.of(WEB), CLUSTER_IP, WEB_CONN, 5L);
+        l.allRecreated();
+        // Busy since the full sync: 9 is above 5, which alone would look like growth, not a reset.
+        assertEquals(Map.of(WEB_CONN, 14L), scrape(l, Set.of(WEB), CLUSTER_IP, WEB_CONN, 9L));
+    }
 }

@@ -152,4 +152,25 @@ class ServiceCountersTest {
         io.prometheus.client.exporter.common.TextFormat.write004(w, r.metricFamilySamples());
         return w.toString();
     }
+
+    @Test
+    void aFullSyncLosesNothingCountedBeforeIt() throws Exception {
+        FakeNfTables fake = new FakeNfTables();
+        Syncer syncer = new Syncer(fake, new NftRenderer(CFG), "nftproxy");
+        ProxyState s = state(List.of(Endpoint.ready(ip("10.244.1.2"), 8080, "node-b")));
+        syncer.sync(s, null);
+        ServiceCounters counters = new ServiceCounters(fake, "nftproxy");
+        counters.attributeWith(s);
+        Bytes web = MapKeys.frontend(ip("10.96.0.10"), 6, 80);
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 5, 0);
+        assertEquals(5L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)));
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 3, 0); // between the scrape and the sync
+        // The hourly re-assertion, as the sync loop runs it: read, then every set flushed and refilled.
+        counters.beforeFullSync();
+        syncer.sync(s, null);
+        counters.recreated();
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 9, 0);
+        assertEquals(17L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)),
+                "5 + 3 read just before the sync + 9 after it");
+    }
 }
