@@ -15,8 +15,9 @@ public interface SyncListener {
     }
 
     /**
-     * A full sync is about to rewrite every element of our tables (the first, the hourly
-     * re-assertion, a rebuild): last chance to read what the kernel holds in them.
+     * A full sync over the tables we hold (the hourly re-assertion) is about to rewrite every
+     * element: last chance to read what the kernel holds in them. Not called before a first sync
+     * or a rebuild, which must not wait.
      */
     default void beforeFullSync() {
     }

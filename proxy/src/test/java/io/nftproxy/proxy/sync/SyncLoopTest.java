@@ -42,9 +42,12 @@ class SyncLoopTest {
             return new SyncResult(changed == null, CommitStats.EMPTY, 0, 0, 0, 0, List.of(), 0);
         }
 
+        /** Nothing committed yet (a first sync) or forgotten (a rebuild). */
+        volatile boolean needsFull;
+
         @Override
         public boolean needsFull() {
-            return false;
+            return needsFull;
         }
 
         @Override
@@ -102,6 +105,25 @@ class SyncLoopTest {
             assertEquals("failed: operation 0 of 9 failed: No such file or directory", events.poll(10, TimeUnit.SECONDS));
             assertEquals("synced", events.poll(10, TimeUnit.SECONDS));
             assertEquals(2, backend.forgotten.get(), "after each failure what was committed is forgotten: the retry rebuilds");
+        }
+    }
+
+    @Test
+    void listenersHearOfAFullSyncOverHeldTablesBeforeItStarts() throws Exception {
+        Recording backend = new Recording();
+        SyncListener listener = new SyncListener() {
+            @Override
+            public void beforeFullSync() {
+                backend.calls.add("before full");
+            }
+        };
+        try (SyncLoop loop = new SyncLoop(new ObjectStore("node-a"), backend, Duration.ZERO, Duration.ofHours(1), listener)) {
+            backend.needsFull = true; // the first sync: nothing to read yet, and it must not wait
+            loop.syncOnce(false);
+            backend.needsFull = false;
+            loop.syncOnce(false);
+            loop.syncOnce(true); // the hourly re-assertion
+            assertEquals(List.of("full", "partial", "before full", "full"), List.copyOf(backend.calls));
         }
     }
 }
