@@ -173,7 +173,8 @@ public final class CompareBench {
 
     /** With a backend that keeps service counters: what a scrape of them costs at this size. */
     private void scrapes(SyncBackend backend, int n, ProxyState synced) throws Exception {
-        if (backend.scrape(synced) == null) {
+        SyncBackend.Scrape warmUp = backend.scrape(synced); // untimed: the first reads and formats cold
+        if (warmUp == null) {
             return;
         }
         long[] nanos = new long[SCRAPES];
