@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.net.InetAddress;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,11 +12,8 @@ import java.util.TreeMap;
 
 import org.junit.jupiter.api.Test;
 
-import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
-import io.nftproxy.netlink.nft.NftSet;
-import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.netlink.testing.FakeNfTables;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.NodeInfo;
@@ -132,12 +128,8 @@ class StoreChangePropertyTest {
     }
 
     private static String table(FakeNfTables fake) throws Exception {
-        if (!fake.hasTable(Family.IP, "nftproxy")) {
-            return "(no table)";
-        }
-        TableContents t = fake.readTable(Family.IP, "nftproxy");
-        return new TableContents(t.table(), t.chains().stream().sorted(Comparator.comparing(Chain::name)).toList(),
-                t.sets().stream().sorted(Comparator.comparing(NftSet::name)).toList(), t.elements(), t.rules()).toString();
+        return fake.hasTable(Family.IP, "nftproxy") ? PartialSyncPropertyTestAccess.normalized(fake.readTable(Family.IP, "nftproxy"))
+                : "(no table)";
     }
 
     private static void history(long seed, int steps) throws Exception {
@@ -172,11 +164,6 @@ class StoreChangePropertyTest {
 
     @Test
     void snapshotsMissNoChange() throws Exception {
-        String fixed = System.getProperty("nftproxy.seed");
-        long base = fixed != null ? Long.parseLong(fixed) : new Random().nextLong();
-        int histories = fixed != null ? 1 : Integer.getInteger("nftproxy.histories", 2_000);
-        for (int h = 0; h < histories; h++) {
-            history(base + h, 40);
-        }
+        PartialSyncPropertyTestAccess.histories(seed -> history(seed, 40));
     }
 }

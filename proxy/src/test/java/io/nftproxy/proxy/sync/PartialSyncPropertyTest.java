@@ -172,13 +172,27 @@ class PartialSyncPropertyTest {
                 + ") left another table than one full sync of its final model");
     }
 
-    @Test
-    void partialSyncsAlwaysReachTheTableOfAFullSync() throws Exception {
+    /** One seeded history of a property test. */
+    @FunctionalInterface
+    interface History {
+        void run(long seed) throws Exception;
+    }
+
+    /**
+     * Runs -Dnftproxy.histories (2,000) histories from a random seed, or the one history of
+     * -Dnftproxy.seed to replay a failure: each history's failure names its seed.
+     */
+    static void histories(History h) throws Exception {
         String fixed = System.getProperty("nftproxy.seed");
         long base = fixed != null ? Long.parseLong(fixed) : new Random().nextLong();
         int histories = fixed != null ? 1 : Integer.getInteger("nftproxy.histories", 2_000);
-        for (int h = 0; h < histories; h++) {
-            history(base + h, 40);
+        for (int i = 0; i < histories; i++) {
+            h.run(base + i);
         }
+    }
+
+    @Test
+    void partialSyncsAlwaysReachTheTableOfAFullSync() throws Exception {
+        histories(seed -> history(seed, 40));
     }
 }

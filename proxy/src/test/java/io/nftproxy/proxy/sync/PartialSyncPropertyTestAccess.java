@@ -1,10 +1,27 @@
 package io.nftproxy.proxy.sync;
 
+import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.proxy.config.ProxyConfig;
 
 /** The property test's configuration, for tests in other packages. */
 public final class PartialSyncPropertyTestAccess {
     public static final ProxyConfig CFG = PartialSyncPropertyTest.CFG;
+
+    /** A seeded history, for property tests in other packages. */
+    @FunctionalInterface
+    public interface History {
+        void run(long seed) throws Exception;
+    }
+
+    /** {@link PartialSyncPropertyTest#histories}: the same seeds and replay properties. */
+    public static void histories(History h) throws Exception {
+        PartialSyncPropertyTest.histories(h::run);
+    }
+
+    /** A table with chains and sets in name order: two histories create them in different orders. */
+    public static String normalized(TableContents t) {
+        return PartialSyncPropertyTest.normalized(t);
+    }
 
     private PartialSyncPropertyTestAccess() {
     }
