@@ -100,6 +100,11 @@ public final class CounterLedger {
             }
         }
         retired.keySet().removeIf(s -> !exists.test(s.port()));
+        return totals();
+    }
+
+    /** Every series' total as of the last scrape (built on demand: the ledger itself is the state kept). */
+    public Map<CounterSeries, Long> totals() {
         Map<CounterSeries, Long> totals = new HashMap<>(retired);
         for (Entry e : live.values()) {
             totals.merge(e.series, e.total(), Long::sum);

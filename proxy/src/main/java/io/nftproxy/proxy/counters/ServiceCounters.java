@@ -38,7 +38,6 @@ public final class ServiceCounters extends Collector implements SyncListener {
     private final String table;
     private final CounterLedger ledger = new CounterLedger();
     private volatile ProxyState state;
-    private Map<CounterSeries, Long> totals = Map.of();
     private long errors;
     private double lastSeconds;
     private long lastElements;
@@ -76,7 +75,7 @@ public final class ServiceCounters extends Collector implements SyncListener {
     public synchronized Map<CounterSeries, Long> read() {
         ProxyState s = state;
         if (s == null) {
-            return totals;
+            return ledger.totals();
         }
         long t0 = System.nanoTime();
         long elements = 0;
@@ -103,15 +102,17 @@ public final class ServiceCounters extends Collector implements SyncListener {
                     }
                 }
             }
-            totals = ledger.finish(s.services()::containsKey);
+            Map<CounterSeries, Long> totals = ledger.finish(s.services()::containsKey);
             lastElements = elements;
+            lastSeconds = (System.nanoTime() - t0) / 1e9;
+            return totals;
         } catch (NftException e) {
             ledger.abort();
             errors++;
             LOG.warn("reading the service counters: {}", e.getMessage());
         }
         lastSeconds = (System.nanoTime() - t0) / 1e9;
-        return totals;
+        return ledger.totals();
     }
 
     @Override
