@@ -23,7 +23,6 @@ import io.nftproxy.proxy.sync.DryRun;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.source.KubernetesSource;
-import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.source.ProxySelection;
 import io.nftproxy.proxy.sync.SyncListener;
@@ -39,14 +38,8 @@ import picocli.CommandLine.Option;
 final class RunCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
-    @Option(names = "--manifests", paramLabel = "DIR", description = "Read Services, EndpointSlices and Nodes from this directory (watched).")
-    Path manifests;
-
-    @Option(names = "--kubeconfig", paramLabel = "PATH", description = "Watch a cluster through this kubeconfig.")
-    Path kubeconfig;
-
-    @Option(names = "--in-cluster", description = "Watch the cluster this pod runs in (service account).")
-    boolean inCluster;
+    @Mixin
+    SourceOptions sources = new SourceOptions();
 
     @Option(names = "--config", paramLabel = "FILE", description = "A KubeProxyConfiguration file; flags override it.")
     Path config;
@@ -159,8 +152,7 @@ final class RunCommand implements Callable<Integer> {
             System.err.println("nftproxy: unknown --mode '" + mode + "' (expected nftables or iptables)");
             return 2;
         }
-        int sources = (manifests != null ? 1 : 0) + (kubeconfig != null ? 1 : 0) + (inCluster ? 1 : 0);
-        if (sources != 1) {
+        if (sources.given() != 1) {
             System.err.println("nftproxy: give exactly one of --manifests DIR, --kubeconfig PATH or --in-cluster");
             return 2;
         }
@@ -258,16 +250,10 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private AutoCloseable startSource(ObjectStore store) throws Exception {
-        if (manifests != null) {
-            ManifestSource m = new ManifestSource(manifests, store);
-            m.start(!once);
-            return m;
-        }
-        KubernetesSource k = new KubernetesSource(kubeconfig, store);
-        k.start();
-        if (!once) {
+        AutoCloseable source = sources.start(store, !once);
+        if (!once && source instanceof KubernetesSource k) {
             k.announceStart();
         }
-        return k;
+        return source;
     }
 }

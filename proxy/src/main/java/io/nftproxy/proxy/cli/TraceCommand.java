@@ -1,7 +1,6 @@
 package io.nftproxy.proxy.cli;
 
 import java.net.InetAddress;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -16,8 +15,6 @@ import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
-import io.nftproxy.proxy.source.KubernetesSource;
-import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.trace.TraceExplainer;
 import io.nftproxy.proxy.trace.TraceFilter;
@@ -51,14 +48,9 @@ final class TraceCommand implements Callable<Integer> {
     @Option(names = "--timeout", defaultValue = "60s", description = "Give up after this long (default: ${DEFAULT-VALUE}).")
     String timeout;
 
-    @Option(names = "--manifests", paramLabel = "DIR", description = "Read services from here, to name them in the outcome.")
-    Path manifests;
-
-    @Option(names = "--kubeconfig", paramLabel = "PATH", description = "Read services from this cluster, to name them.")
-    Path kubeconfig;
-
-    @Option(names = "--in-cluster", description = "Read services from the cluster this pod runs in, to name them.")
-    boolean inCluster;
+    /** Optional: the services, to name them in the outcome and to trace one by name. */
+    @Mixin
+    SourceOptions sources = new SourceOptions();
 
     @Option(names = "--hostname-override", paramLabel = "NAME", description = "This node's name (for the services' model).")
     String hostname;
@@ -120,19 +112,11 @@ final class TraceCommand implements Callable<Integer> {
 
     /** The services, when a source for them was given; null otherwise. */
     private ProxyState model() throws Exception {
-        if (manifests == null && kubeconfig == null && !inCluster) {
+        if (sources.given() == 0) {
             return null;
         }
         ObjectStore store = new ObjectStore(hostname != null ? hostname : InetAddress.getLocalHost().getHostName());
-        if (manifests != null) {
-            try (ManifestSource m = new ManifestSource(manifests, store)) {
-                m.start(false);
-            }
-        } else {
-            try (KubernetesSource k = new KubernetesSource(kubeconfig, store)) {
-                k.start();
-            }
-        }
+        sources.start(store, false).close(); // read once: the snapshot below is what it read
         return store.snapshot().state();
     }
 }

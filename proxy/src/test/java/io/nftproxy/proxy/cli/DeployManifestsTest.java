@@ -71,7 +71,7 @@ class DeployManifestsTest {
         CommandLine.ParseResult parsed = cl.parseArgs(args.toArray(new String[0]));
         assertNotNull(parsed.subcommand(), "a subcommand: " + args);
         RunCommand run = (RunCommand) parsed.subcommand().commandSpec().userObject();
-        assertTrue(run.inCluster);
+        assertTrue(run.sources.inCluster);
         assertEquals(Path.of("/etc/nftproxy/config.yaml"), run.config);
         assertEquals("$(NODE_NAME)", run.hostname, "Kubernetes expands the node name");
     }
