@@ -2,10 +2,14 @@ package io.nftproxy.proxy.iptables;
 
 import java.net.InetAddress;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.config.LocalDetection;
@@ -15,6 +19,7 @@ import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.render.RenderFailure;
 import io.nftproxy.proxy.topology.EndpointSelection;
 import io.nftproxy.proxy.topology.EndpointSelector;
 
@@ -25,8 +30,15 @@ import io.nftproxy.proxy.topology.EndpointSelector;
  * rules). A pure function; applying it is {@link IptablesSyncer}'s job.
  */
 public final class IptablesRenderer {
-    /** Our chains and rules for one family: iptables-restore text for nat and filter, and the chain names. */
-    public record Output(String restore, Set<String> natChains, Set<String> filterChains) {
+    private static final Logger LOG = LoggerFactory.getLogger(IptablesRenderer.class);
+    /**
+     * Our chains and rules for one family: iptables-restore text for nat and filter, the chain
+     * names, and the service ports left out because rendering them failed ("ns/name:port/proto: reason").
+     */
+    public record Output(String restore, Set<String> natChains, Set<String> filterChains, List<String> rejected) {
+        public Output {
+            rejected = List.copyOf(rejected);
+        }
     }
 
     /** The jumps from the built-in chains, ensured separately ({@code iptables -C} / {@code -I}). */
@@ -53,6 +65,17 @@ public final class IptablesRenderer {
         return new Render(state, f).run();
     }
 
+    /** Removes what was added to an insertion-ordered set after it held {@code size} elements. */
+    private static void truncate(Set<String> chains, int size) {
+        Iterator<String> it = chains.iterator();
+        for (int i = 0; it.hasNext(); i++) {
+            it.next();
+            if (i >= size) {
+                it.remove();
+            }
+        }
+    }
+
     private final class Render {
         final ProxyState state;
         final IpFamily f;
@@ -61,6 +84,7 @@ public final class IptablesRenderer {
         final Set<String> filter = new LinkedHashSet<>();
         final List<String> natRules = new ArrayList<>();
         final List<String> filterRules = new ArrayList<>();
+        final List<String> rejected = new ArrayList<>();
 
         Render(ProxyState state, IpFamily f) {
             this.state = state;
@@ -103,8 +127,26 @@ public final class IptablesRenderer {
                 if (!svc.inFamily(f)) {
                     continue;
                 }
-                List<Endpoint> eps = state.endpointsOf(svc.id()).stream().filter(e -> e.family() == f).toList();
-                service(svc, EndpointSelector.select(svc, eps, state.node()));
+                int natChains = nat.size();
+                int filterChains = filter.size();
+                int natRuleCount = natRules.size();
+                int filterRuleCount = filterRules.size();
+                try {
+                    List<Endpoint> eps = state.endpointsOf(svc.id()).stream().filter(e -> e.family() == f).toList();
+                    service(svc, EndpointSelector.select(svc, eps, state.node()));
+                } catch (RuntimeException e) {
+                    // A failure costs this service only: take back what it had written, say why.
+                    truncate(nat, natChains);
+                    truncate(filter, filterChains);
+                    natRules.subList(natRuleCount, natRules.size()).clear();
+                    filterRules.subList(filterRuleCount, filterRules.size()).clear();
+                    String reason = RenderFailure.describe(e);
+                    LOG.atError().addKeyValue("service", svc.id().namespace() + "/" + svc.id().name())
+                            .addKeyValue("port", svc.id().port()).addKeyValue("protocol", svc.id().protocol())
+                            .log("service port {} cannot be programmed; leaving it out: {}", svc.id(), reason);
+                    LOG.debug("rendering service port {} failed", svc.id(), e);
+                    rejected.add(svc.id() + ": " + reason);
+                }
             }
             // NodePorts, last: on the addresses nodePortAddresses selects (default the primary IPs).
             List<Cidr> npa = config.nodePortAddresses(f);
@@ -125,7 +167,7 @@ public final class IptablesRenderer {
             filter.forEach(c -> sb.append(':').append(c).append(" - [0:0]\n"));
             filterRules.forEach(r -> sb.append(r).append('\n'));
             sb.append("COMMIT\n");
-            return new Output(sb.toString(), nat, filter);
+            return new Output(sb.toString(), nat, filter, rejected);
         }
 
         String match(ServicePort svc) {

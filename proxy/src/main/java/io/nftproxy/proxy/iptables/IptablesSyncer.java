@@ -75,8 +75,10 @@ public final class IptablesSyncer implements Backend {
         int chains = 0;
         int rules = 0;
         long bytes = 0;
+        List<String> rejected = new ArrayList<>();
         for (IpFamily f : IpFamily.values()) {
             IptablesRenderer.Output out = renderer.render(state, f);
+            rejected.addAll(out.rejected());
             StringBuilder restore = new StringBuilder(out.restore());
             // Chains of ours that are gone: declare (which flushes) and delete them.
             Chains before = committed.get(f);
@@ -103,7 +105,7 @@ public final class IptablesSyncer implements Backend {
         }
         jumpsEnsured = true;
         long took = System.nanoTime() - t0;
-        return new SyncResult(true, new CommitStats(rules, 0, bytes, 0, took), chains, chains, rules, 0, List.of(), 0);
+        return new SyncResult(true, new CommitStats(rules, 0, bytes, 0, took), chains, chains, rules, 0, rejected, 0);
     }
 
     /** Service chains (KUBE-SVC-, -SVL-, -EXT-, -FW-, -SEP-) in the kernel now, by table. */

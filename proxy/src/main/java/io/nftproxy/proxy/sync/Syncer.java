@@ -22,12 +22,14 @@ import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.netlink.nft.TransactionException;
+import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.Fragment;
 import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.render.RenderFailure;
 
 /**
  * Brings the kernel to the desired state in one atomic transaction per sync. The first sync
@@ -44,8 +46,19 @@ public final class Syncer implements Backend {
     private final NftRenderer renderer;
     private final String tableName;
     private final Map<IpFamily, TableState> committed = new EnumMap<>(IpFamily.class);
-    /** Service ports the kernel refused, with the definition it refused; retried when it changes. */
-    private final Map<ServicePortName, ServicePort> refused = new HashMap<>();
+    /** Service ports refused (by the kernel or the renderer), with the inputs refused; retried when they change. */
+    private final Map<ServicePortName, Refusal> refused = new HashMap<>();
+
+    /** What a refused service port was rendered from: the service and its endpoints. */
+    private record Refusal(ServicePort service, List<Endpoint> endpoints) {
+        static Refusal of(ProxyState state, ServicePortName id) {
+            return new Refusal(state.services().get(id), state.endpointsOf(id));
+        }
+
+        boolean standsIn(ProxyState state, ServicePortName id) {
+            return service.equals(state.services().get(id)) && endpoints.equals(state.endpointsOf(id));
+        }
+    }
     private ProxyState lastState;
     /**
      * What was committed before {@link #forgetCommitted}: the kernel may no longer hold it, but
@@ -114,8 +127,8 @@ public final class Syncer implements Backend {
             touched.addAll(changed);
         }
         boolean nodeChanged = lastState == null || !lastState.node().equals(state.node());
-        // Refused services are retried when their definition changes.
-        refused.entrySet().removeIf(e -> !e.getValue().equals(state.services().get(e.getKey())));
+        // Refused services are retried when the service or its endpoints change.
+        refused.entrySet().removeIf(e -> !e.getValue().standsIn(state, e.getKey()));
 
         List<String> rejected = new ArrayList<>();
         for (int attempt = 0; ; attempt++) {
@@ -192,7 +205,7 @@ public final class Syncer implements Backend {
                         .addKeyValue("port", culprit.port()).addKeyValue("protocol", culprit.protocol())
                         .log("the kernel refused the rules of service port {}; leaving it out until it changes: {}",
                                 culprit, e.getMessage());
-                refused.put(culprit, state.services().get(culprit));
+                refused.put(culprit, Refusal.of(state, culprit));
                 rejected.add(culprit + ": " + e.getMessage());
                 touched.add(culprit);
             }
@@ -200,19 +213,22 @@ public final class Syncer implements Backend {
     }
 
     /**
-     * A service port's fragment, or null when it cannot be expressed as nf_tables objects (a
-     * value the kernel would refuse, found before the transaction): that service is left out
-     * until it changes, named in the log, and the rest of the sync goes on.
+     * A service port's fragment, or null when it cannot be rendered: a value the kernel would
+     * refuse, found before the transaction, or any failure of the renderer on this service's
+     * inputs (a defect must cost one service, not every sync). That service is left out until it
+     * changes, named in the log, and the rest of the sync goes on.
      */
     private Fragment render(IpFamily f, ServicePort svc, ProxyState state, List<String> rejected) {
         try {
             return renderer.service(f, svc, state.endpointsOf(svc.id()), state.node());
-        } catch (IllegalArgumentException | IllegalStateException e) {
+        } catch (RuntimeException e) {
+            String reason = RenderFailure.describe(e);
             LOG.atError().addKeyValue("service", svc.id().namespace() + "/" + svc.id().name())
                     .addKeyValue("port", svc.id().port()).addKeyValue("protocol", svc.id().protocol())
-                    .log("service port {} cannot be programmed; leaving it out until it changes: {}", svc.id(), e.getMessage());
-            refused.put(svc.id(), svc);
-            rejected.add(svc.id() + ": " + e.getMessage());
+                    .log("service port {} cannot be programmed; leaving it out until it changes: {}", svc.id(), reason);
+            LOG.debug("rendering service port {} failed", svc.id(), e);
+            refused.put(svc.id(), Refusal.of(state, svc.id()));
+            rejected.add(svc.id() + ": " + reason);
             return null;
         }
     }
@@ -220,7 +236,7 @@ public final class Syncer implements Backend {
     /** Whether a service port's inputs are those it was rendered from in {@code from}. */
     private static boolean unchanged(ProxyState from, ServicePortName id, ServicePort svc, ProxyState state) {
         return from != null && from.node().equals(state.node()) && svc.equals(from.services().get(id))
-                && state.endpointsOf(id).equals(from.endpointsOf(id));
+                && from.endpointsOf(id).equals(state.endpointsOf(id));
     }
 
     private int count(ToIntFunction<TableState> f) {

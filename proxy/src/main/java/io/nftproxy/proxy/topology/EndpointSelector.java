@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.topology;
 
 import java.util.List;
+import java.util.Set;
 import java.util.function.Predicate;
 
 import io.nftproxy.proxy.model.Endpoint;
@@ -60,8 +61,8 @@ public final class EndpointSelector {
         boolean admits(Endpoint ep, NodeInfo node) {
             return switch (this) {
                 case NONE -> true;
-                case SAME_NODE -> ep.nodeHints().contains(node.name());
-                case SAME_ZONE -> ep.zoneHints().contains(node.zone());
+                case SAME_NODE -> hintsFor(ep.nodeHints(), node.name());
+                case SAME_ZONE -> hintsFor(ep.zoneHints(), node.zone());
             };
         }
     }
@@ -83,22 +84,31 @@ public final class EndpointSelector {
             }
             if (ep.nodeHints() == null || ep.nodeHints().isEmpty()) {
                 allNodeHints = false;
-            } else if (ep.nodeHints().contains(node.name())) {
+            } else if (hintsFor(ep.nodeHints(), node.name())) {
                 forNode = true;
             }
             if (ep.zoneHints() == null || ep.zoneHints().isEmpty()) {
                 allZoneHints = false;
-            } else if (ep.zoneHints().contains(node.zone())) {
+            } else if (hintsFor(ep.zoneHints(), node.zone())) {
                 forZone = true;
             }
         }
         if (allNodeHints && forNode) {
             return Topology.SAME_NODE;
         }
-        if (!allZoneHints || node.zone() == null || node.zone().isEmpty() || !forZone) {
+        if (!allZoneHints || !forZone) { // forZone is false on a node without a zone
             return Topology.NONE;
         }
         return Topology.SAME_ZONE;
+    }
+
+    /**
+     * Whether hints name {@code target}. A node without a zone label (or a name) matches no hint:
+     * upstream ignores the hints then ("node is missing label"). The hint sets are immutable,
+     * and an immutable set refuses to be asked about null, so the absent value is checked here.
+     */
+    private static boolean hintsFor(Set<String> hints, String target) {
+        return target != null && !target.isEmpty() && hints != null && hints.contains(target);
     }
 
     private static List<Endpoint> filter(List<Endpoint> eps, Predicate<Endpoint> p) {

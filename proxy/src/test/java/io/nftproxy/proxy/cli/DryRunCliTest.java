@@ -88,6 +88,32 @@ public class DryRunCliTest {
         assertTrue(r.err().contains("shop/broken"), "the bad service is named: " + r.err());
     }
 
+    /** Issue 20's crash: a Node without a zone label and slices with zone hints (IptablesRendererTest has the other mode). */
+    @Test
+    void zoneHintsOnANodeWithoutAZoneLabelAreIgnored(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("node.yaml"), """
+                apiVersion: v1
+                kind: Node
+                metadata: {name: node-a}
+                status: {addresses: [{type: InternalIP, address: 192.168.50.2}]}
+                """);
+        Files.writeString(dir.resolve("svc.yaml"), web("").replace("endpoints: [{addresses: [10.244.1.2]}]\n", "endpoints:\n") + """
+                - {addresses: [10.244.2.2], nodeName: node-b, zone: b, conditions: {ready: true}, hints: {forZones: [{name: b}]}}
+                - {addresses: [10.244.3.2], nodeName: node-c, zone: c, conditions: {ready: true}, hints: {forZones: [{name: c}]}}
+                """);
+        Files.writeString(dir.resolve("other.yaml"), """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: other, namespace: shop}
+                spec: {clusterIP: 10.96.0.99, ports: [{port: 81}]}
+                """);
+        Result r = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "node-a");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("10.244.2.2") && r.out().contains("10.244.3.2"),
+                "the hints are ignored: both endpoints are used\n" + r.out());
+        assertTrue(r.out().contains("10.96.0.99"), "the unrelated service is there too");
+    }
+
     @Test
     void dryRunNeedsOnce(@TempDir Path dir) {
         Result r = cli("run", "--manifests", dir.toString(), "--dry-run");

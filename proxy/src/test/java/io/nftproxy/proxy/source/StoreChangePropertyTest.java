@@ -62,6 +62,8 @@ class StoreChangePropertyTest {
         return new ServiceRecord(serviceKey(i), ports, null);
     }
 
+    private static final ObjectKey NODE = new ObjectKey(ObjectKey.Kind.NODE, "", "node-a");
+
     private static SliceRecord slice(Random r, int owner, int n) {
         ObjectKey key = new ObjectKey(ObjectKey.Kind.ENDPOINT_SLICE, "ns", "svc-" + owner + "-" + n);
         // Now and then a slice is relabelled to another service, or has no service label at all.
@@ -77,7 +79,7 @@ class StoreChangePropertyTest {
                 InetAddress a = Inet.parse("10.244.0." + (1 + r.nextInt(6)));
                 boolean terminating = r.nextInt(5) == 0;
                 list.add(new Endpoint(a, 8080, r.nextBoolean() ? "node-a" : "node-b", null, !terminating, true, terminating,
-                        null, null));
+                        PartialSyncPropertyTestAccess.zoneHints(r), null));
             }
             if (!list.isEmpty() || r.nextBoolean()) {
                 eps.put(port(svc, name), list);
@@ -93,14 +95,16 @@ class StoreChangePropertyTest {
             case 0, 1 -> service(r, i);
             case 2, 3 -> slice(r, i, r.nextInt(2));
             case 4 -> null;
-            default -> new NodeRecord(new ObjectKey(ObjectKey.Kind.NODE, "", "node-a"),
-                    new NodeInfo("node-a", r.nextBoolean() ? "z1" : "z2", List.of(), false));
+            // The Node comes (often after the slices: histories start without one), goes, and
+            // changes its zone label, which may be absent or empty.
+            default -> new NodeRecord(NODE, new NodeInfo("node-a", PartialSyncPropertyTestAccess.zone(r), List.of(), false));
         };
         if (o != null) {
             store.put(o);
             objects.put(o.key(), o);
         } else {
-            ObjectKey gone = r.nextBoolean() ? serviceKey(i)
+            int which = r.nextInt(5);
+            ObjectKey gone = which == 0 ? NODE : which < 3 ? serviceKey(i)
                     : new ObjectKey(ObjectKey.Kind.ENDPOINT_SLICE, "ns", "svc-" + i + "-" + r.nextInt(2));
             store.remove(gone);
             objects.remove(gone);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.util.AbstractList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -147,5 +148,71 @@ class BadServicesTest {
         SyncResult again = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), Set.of(refused));
         assertEquals(List.of(), again.rejectedServices());
         assertTrue(kernel.fake.readTable(Family.IP, "nftproxy").toString().contains("10.96.0.2 . tcp . 80"));
+    }
+
+    /**
+     * Endpoints whose reading fails: a fault injected inside one service's rendering (the
+     * renderer reads a service's endpoints first), standing for any defect the renderer may have.
+     */
+    static final class Poisoned extends AbstractList<Endpoint> {
+        final RuntimeException fault;
+
+        Poisoned(RuntimeException fault) {
+            this.fault = fault;
+        }
+
+        @Override
+        public Endpoint get(int index) {
+            throw fault;
+        }
+
+        @Override
+        public int size() {
+            throw fault;
+        }
+
+        // Compared by identity: only the renderer's reading is poisoned.
+        @Override
+        public boolean equals(Object o) {
+            return o == this;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(this);
+        }
+    }
+
+    @Test
+    void anyFailureInsideOneServicesRenderingLeavesOnlyThatServiceOut() throws Exception {
+        ServicePortName broken = new ServicePortName("ns", "broken", "http", Protocol.TCP);
+        ServicePortName npe = new ServicePortName("ns", "npe", "http", Protocol.TCP);
+        ServicePortName fine = new ServicePortName("ns", "fine", "http", Protocol.TCP);
+        TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
+        services.put(broken, svc(broken, "10.96.0.2", 0, 0));
+        services.put(npe, svc(npe, "10.96.0.4", 30004, 600));
+        services.put(fine, svc(fine, "10.96.0.3", 0, 0));
+        Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
+        eps.put(broken, new Poisoned(new ArithmeticException("injected")));
+        eps.put(npe, new Poisoned(new NullPointerException()));
+        eps.put(fine, List.of(Endpoint.ready(PartialSyncPropertyTest.ip("10.244.0.3"), 8080, "node-a")));
+        FakeNfTables fake = new FakeNfTables();
+        Syncer syncer = new Syncer(fake, new NftRenderer(PartialSyncPropertyTest.CFG), "nftproxy");
+
+        SyncResult r = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), null);
+        assertEquals(2, r.rejectedServices().size(), r.rejectedServices().toString());
+        assertTrue(r.rejectedServices().get(0).startsWith("ns/broken:http/tcp: internal error"), r.rejectedServices().toString());
+        assertTrue(r.rejectedServices().get(0).contains("ArithmeticException: injected"), r.rejectedServices().toString());
+        assertTrue(r.rejectedServices().get(1).startsWith("ns/npe:http/tcp: internal error"), r.rejectedServices().toString());
+        assertTrue(r.rejectedServices().get(1).contains("NullPointerException at "), r.rejectedServices().toString());
+        String table = fake.readTable(Family.IP, "nftproxy").toString();
+        assertTrue(table.contains("10.96.0.3 . tcp . 80"), "the rest of the sync went in");
+        assertTrue(!table.contains("10.96.0.2 ") && !table.contains("10.96.0.4 "), "the failing services are not half there");
+
+        // Its endpoints mended: a partial sync brings it in.
+        eps.put(broken, List.of(Endpoint.ready(PartialSyncPropertyTest.ip("10.244.0.2"), 8080, "node-a")));
+        SyncResult again = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), Set.of(broken));
+        assertEquals(List.of(), again.rejectedServices());
+        assertTrue(fake.readTable(Family.IP, "nftproxy").toString().contains("10.96.0.2 . tcp . 80"));
     }
 }

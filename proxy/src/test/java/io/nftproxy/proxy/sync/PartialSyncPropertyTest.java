@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -50,6 +51,9 @@ class PartialSyncPropertyTest {
         return Inet.parse(s);
     }
 
+    /** The node's zone label: present, absent (no label) or empty. */
+    static final List<String> ZONES = Arrays.asList("z1", "z2", null, "");
+
     /** A mutable model the history changes; {@link #state()} freezes it. */
     static final class Model {
         final TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
@@ -80,9 +84,23 @@ class PartialSyncPropertyTest {
         int flags = r.nextInt(6);
         boolean ready = flags > 1;
         boolean terminating = flags == 1 || flags == 5;
-        Set<String> hints = r.nextInt(4) == 0 ? Set.of(r.nextBoolean() ? "z1" : "z2") : null;
-        return new Endpoint(ip(addr), 8080, r.nextBoolean() ? "node-a" : "node-b", null, ready, ready || terminating, terminating,
-                hints);
+        String node = r.nextBoolean() ? "node-a" : "node-b";
+        return new Endpoint(ip(addr), 8080, node, null, ready, ready || terminating, terminating, zoneHints(r),
+                r.nextInt(5) == 0 ? Set.of(r.nextBoolean() ? node : "node-c") : null);
+    }
+
+    /**
+     * Zone hints on some endpoints only, for this node's zone, another one, or one no node is in;
+     * the node's zone itself is sometimes absent or empty ({@link #ZONES}).
+     */
+    static Set<String> zoneHints(Random r) {
+        return switch (r.nextInt(8)) {
+            case 0 -> Set.of("z1");
+            case 1 -> Set.of("z2");
+            case 2 -> Set.of("z9"); // no node is in z9
+            case 3 -> Set.of("z1", "z2");
+            default -> null;
+        };
     }
 
     /** One random change; returns the service port it touched (null: the node). */
@@ -109,7 +127,7 @@ class PartialSyncPropertyTest {
                 m.endpoints.put(id, eps);
             }
             default -> {
-                m.zone = r.nextBoolean() ? "z1" : "z2";
+                m.zone = ZONES.get(r.nextInt(ZONES.size()));
                 return null;
             }
         }

@@ -1,5 +1,8 @@
 package io.nftproxy.proxy.sync;
 
+import java.util.Random;
+import java.util.Set;
+
 import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.proxy.config.ProxyConfig;
 
@@ -21,6 +24,16 @@ public final class PartialSyncPropertyTestAccess {
     /** A table with chains and sets in name order: two histories create them in different orders. */
     public static String normalized(TableContents t) {
         return PartialSyncPropertyTest.normalized(t);
+    }
+
+    /** Zone hints as the property test draws them: on some endpoints only, for absent zones too. */
+    public static Set<String> zoneHints(Random r) {
+        return PartialSyncPropertyTest.zoneHints(r);
+    }
+
+    /** A node's zone label as the property test draws it: present, absent or empty. */
+    public static String zone(Random r) {
+        return PartialSyncPropertyTest.ZONES.get(r.nextInt(PartialSyncPropertyTest.ZONES.size()));
     }
 
     private PartialSyncPropertyTestAccess() {

@@ -107,4 +107,33 @@ class EndpointSelectorTest {
         assertEquals(local, ips(s.local()), "local endpoints");
         assertEquals(any, s.anyEndpoints(), "any endpoints");
     }
+
+    /** Nodes whose zone (or name) is missing: hints for absent zones are ignored, never a failure. */
+    static Stream<Arguments> nodesWithoutZone() {
+        NodeInfo noZone = new NodeInfo("node-a", null, List.of(), false);
+        NodeInfo emptyZone = new NodeInfo("node-a", "", List.of(), false);
+        NodeInfo unnamed = new NodeInfo(null, null, List.of(), false);
+        return Stream.of(
+                Arguments.of("no zone label: zone hints ignored", noZone,
+                        List.of("1.0.0.1@node-b RS h=z1", "1.0.0.2@node-b RS h=z2"), List.of("1.0.0.1", "1.0.0.2")),
+                Arguments.of("empty zone label: zone hints ignored", emptyZone,
+                        List.of("1.0.0.1@node-b RS h=z1", "1.0.0.2@node-b RS h=z2"), List.of("1.0.0.1", "1.0.0.2")),
+                Arguments.of("no zone label, hints on some endpoints only", noZone,
+                        List.of("1.0.0.1@node-b RS h=z1", "1.0.0.2@node-b RS"), List.of("1.0.0.1", "1.0.0.2")),
+                Arguments.of("no zone label, node hints for this node still honoured", noZone,
+                        List.of("1.0.0.1@node-a RS h=z1 n=node-a", "1.0.0.2@node-b RS h=z2 n=node-b"), List.of("1.0.0.1")),
+                Arguments.of("no zone label, node hints for other nodes: everything", noZone,
+                        List.of("1.0.0.1@node-c RS h=z1 n=node-c", "1.0.0.2@node-b RS h=z2 n=node-b"), List.of("1.0.0.1", "1.0.0.2")),
+                Arguments.of("node not known by name: every hint ignored", unnamed,
+                        List.of("1.0.0.1@node-a RS h=z1 n=node-a", "1.0.0.2@node-b RS h=z2 n=node-b"), List.of("1.0.0.1", "1.0.0.2")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("nodesWithoutZone")
+    void hintsNeverFailOnANodeWithoutZone(String description, NodeInfo node, List<String> endpoints, List<String> cluster) {
+        List<Endpoint> eps = endpoints.stream().map(EndpointSelectorTest::ep).toList();
+        EndpointSelection s = EndpointSelector.select(svc(false, false, false), eps, node);
+        assertEquals(cluster, ips(s.cluster()), "cluster endpoints");
+        assertEquals(!cluster.isEmpty(), s.anyEndpoints(), "any endpoints");
+    }
 }
