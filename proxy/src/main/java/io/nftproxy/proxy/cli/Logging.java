@@ -10,23 +10,52 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.encoder.Encoder;
 
-/** {@code --logging-format text|json} and {@code -v N}, as Kubernetes components take them. */
+/**
+ * {@code --logging-format text|json} and {@code -v N}, as Kubernetes components take them. At the
+ * default verbosity a log line is one line: text lines carry no stack trace (from -v 2 they do),
+ * and the client libraries (fabric8, vert.x, netty), whose warnings about a refused connection
+ * come with pages of trace, say only errors: our own line says what failed and why.
+ */
 final class Logging {
+    /** The libraries behind the Kubernetes client. */
+    private static final String[] LIBRARIES = {"io.fabric8", "io.vertx", "io.netty"};
+    private static String format = "text";
+    private static int verbosity;
+
     private Logging() {
     }
 
     /** Replaces the console appender's encoder; logs go to standard error either way. */
-    static void format(String format) {
+    static synchronized void format(String f) {
+        if (!f.equals("text") && !f.equals("json")) {
+            throw new IllegalArgumentException("unknown --logging-format '" + f + "' (expected text or json)");
+        }
+        format = f;
+        apply();
+    }
+
+    /** klog's verbosity: up to 1 is info, 2 to 5 debug, above trace; the libraries' warnings from 4, their debug from 6. */
+    static synchronized void verbosity(int v) {
+        if (v < 0) {
+            throw new IllegalArgumentException("-v must not be negative");
+        }
+        verbosity = v;
+        apply();
+    }
+
+    private static void apply() {
         LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
+        ctx.getLogger("io.nftproxy").setLevel(verbosity <= 1 ? Level.INFO : verbosity <= 5 ? Level.DEBUG : Level.TRACE);
+        for (String lib : LIBRARIES) {
+            ctx.getLogger(lib).setLevel(verbosity < 4 ? Level.ERROR : verbosity < 6 ? Level.WARN : Level.DEBUG);
+        }
         Encoder<ILoggingEvent> encoder;
-        switch (format) {
-            case "json" -> encoder = new JsonLogEncoder();
-            case "text" -> {
-                PatternLayoutEncoder p = new PatternLayoutEncoder();
-                p.setPattern("%d{HH:mm:ss.SSS} %-5level %logger{0}: %msg%n");
-                encoder = p;
-            }
-            default -> throw new IllegalArgumentException("unknown --logging-format '" + format + "' (expected text or json)");
+        if (format.equals("json")) {
+            encoder = new JsonLogEncoder();
+        } else {
+            PatternLayoutEncoder p = new PatternLayoutEncoder();
+            p.setPattern("%d{HH:mm:ss.SSS} %-5level %logger{0}: %msg%n" + (verbosity < 2 ? "%nopex" : ""));
+            encoder = p;
         }
         encoder.setContext(ctx);
         encoder.start();
@@ -39,14 +68,5 @@ final class Logging {
         Logger root = ctx.getLogger(Logger.ROOT_LOGGER_NAME);
         root.detachAndStopAllAppenders();
         root.addAppender(appender);
-    }
-
-    /** klog's verbosity: up to 1 is info, 2 to 5 debug, above trace; for our loggers only. */
-    static void verbosity(int v) {
-        if (v < 0) {
-            throw new IllegalArgumentException("-v must not be negative");
-        }
-        LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
-        ctx.getLogger("io.nftproxy").setLevel(v <= 1 ? Level.INFO : v <= 5 ? Level.DEBUG : Level.TRACE);
     }
 }

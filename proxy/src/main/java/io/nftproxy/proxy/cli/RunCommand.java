@@ -7,7 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletableFuture;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,6 +25,7 @@ import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.source.KubernetesSource;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.source.ProxySelection;
+import io.nftproxy.proxy.source.Source;
 import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncLoop;
 import io.nftproxy.proxy.sync.SyncResult;
@@ -182,9 +183,9 @@ final class RunCommand implements Callable<Integer> {
         ObjectStore store = new ObjectStore(cfg.hostname(),
                 proxyName == null ? ProxySelection.DEFAULT : new ProxySelection(proxyName));
         boolean iptables = iptablesMode();
-        try (InstanceLock lock = dryRun ? null : InstanceLock.acquire(InstanceLock.DIR, ns.netns, iptables ? "iptables" : cfg.table());
-             NftClient client = iptables || dryRun ? null : NftClient.open(ns.namespace());
-             AutoCloseable source = startSource(store)) {
+        try (Source source = sources.open(store);
+             InstanceLock lock = dryRun ? null : InstanceLock.acquire(InstanceLock.DIR, ns.netns, iptables ? "iptables" : cfg.table());
+             NftClient client = iptables || dryRun ? null : NftClient.open(ns.namespace())) {
             Backend backend = iptables ? new IptablesSyncer(cfg, ns.netns) : syncer(client, cfg);
             SyncListener log = new SyncListener() {
                 @Override
@@ -201,6 +202,8 @@ final class RunCommand implements Callable<Integer> {
                 }
             };
             if (once) {
+                SourceOptions.readOnce(source);
+                warnIfEmpty(source, store);
                 try (SyncLoop loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.fullSyncPeriod(), log)) {
                     SyncResult r = loop.syncOnce(true);
                     ObjectStore.Snapshot snap = store.snapshot();
@@ -212,7 +215,44 @@ final class RunCommand implements Callable<Integer> {
                     return 0;
                 }
             }
-            return serve(cfg, file, store, backend, client, log);
+            if (sources.inCluster) {
+                warnIfApiServerBehindUs(client, cfg);
+            }
+            return serve(cfg, file, store, backend, client, log, source);
+        }
+    }
+
+    /**
+     * Before the first sync replaces every rule: a source that lists no Service at all is more
+     * likely a mistake (an empty or wrong directory, another cluster) than a cluster without even
+     * its {@code kubernetes} Service. Said once; the sync goes on, as kube-proxy's would.
+     */
+    private static void warnIfEmpty(Source source, ObjectStore store) {
+        if (store.serviceCount() == 0) {
+            LOG.warn("{} lists no Services: the first sync removes every service rule this node has", source.where());
+        }
+    }
+
+    /**
+     * --in-cluster reaches the API server through the kubernetes Service's ClusterIP, which only a
+     * service proxy makes reachable: with none of our rules in the kernel (after a reboot, or
+     * kube-proxy --cleanup), nothing may forward it.
+     */
+    private void warnIfApiServerBehindUs(NftClient client, ProxyConfig cfg) {
+        String host = System.getenv("KUBERNETES_SERVICE_HOST");
+        if (host == null || client == null) {
+            return;
+        }
+        try {
+            if (!client.hasTable(Inet.parse(host) instanceof java.net.Inet6Address ? io.nftproxy.netlink.nft.Family.IP6
+                    : io.nftproxy.netlink.nft.Family.IP, cfg.table())) {
+                LOG.warn("--in-cluster reaches the API server at {} (the kubernetes Service's ClusterIP), which no rule of ours"
+                        + " forwards yet: unless another proxy does, nothing can be listed. Give a kubeconfig whose server is the"
+                        + " control plane's address (--kubeconfig, or clientConnection.kubeconfig), as kubeadm does for kube-proxy",
+                        host);
+            }
+        } catch (RuntimeException | io.nftproxy.netlink.nft.NftException e) {
+            LOG.debug("could not check for our table: {}", e.getMessage());
         }
     }
 
@@ -228,32 +268,38 @@ final class RunCommand implements Callable<Integer> {
         return s;
     }
 
-    /** The long-running proxy, until SIGTERM. */
+    /**
+     * The long-running proxy, until SIGTERM. The health and metrics endpoints answer from the
+     * start; syncing starts once the source has listed everything once (an API server that does
+     * not answer is retried meanwhile, and the rules of an earlier run stay in the kernel).
+     */
     private int serve(ProxyConfig cfg, ConfigFile file, ObjectStore store, Backend backend, NftClient client,
-                      SyncListener log) throws Exception {
+                      SyncListener log, Source source) throws Exception {
         String metricsAt = metricsBindAddress != null ? metricsBindAddress
                 : file != null && file.metricsBindAddress() != null ? file.metricsBindAddress() : "127.0.0.1:10249";
         String healthAt = healthzBindAddress != null ? healthzBindAddress
                 : file != null && file.healthzBindAddress() != null ? file.healthzBindAddress() : "0.0.0.0:10256";
-        CountDownLatch stop = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "shutdown"));
+        CompletableFuture<Void> stopping = new CompletableFuture<>();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> stopping.complete(null), "shutdown"));
         try (ProxyServer server = new ProxyServer(cfg, store, backend, client, ns.namespace(),
                 BindAddress.isOff(metricsAt) ? null : BindAddress.parse(metricsAt, "--metrics-bind-address"),
                 BindAddress.isOff(healthAt) ? null : BindAddress.parse(healthAt, "--healthz-bind-address"), log)) {
-            server.start();
-            LOG.info("nftproxy running for node {} (table {}{}); metrics on {}, health on {}", cfg.hostname(), cfg.table(),
-                    ns.netns == null ? "" : ", namespace " + ns.netns, metricsAt, healthAt);
-            stop.await();
+            LOG.info("nftproxy starting for node {} (table {}{}); metrics on {}, health on {}; reading {}", cfg.hostname(),
+                    cfg.table(), ns.netns == null ? "" : ", namespace " + ns.netns, metricsAt, healthAt, source.where());
+            CompletableFuture<Void> listed = source.listAndWatch(true);
+            CompletableFuture.anyOf(listed, stopping).exceptionally(e -> null).get();
+            if (!stopping.isDone()) {
+                listed.get(); // a source that failed for good (an API server that does not answer is retried instead)
+                warnIfEmpty(source, store);
+                if (source instanceof KubernetesSource k) {
+                    k.announceStart(); // kube-proxy's Starting event on the Node
+                }
+                server.start();
+                LOG.info("nftproxy running for node {}", cfg.hostname());
+                stopping.get();
+            }
             // Rules stay in the kernel on exit, as kube-proxy leaves them: traffic keeps flowing.
             return 0;
         }
-    }
-
-    private AutoCloseable startSource(ObjectStore store) throws Exception {
-        AutoCloseable source = sources.start(store, !once);
-        if (!once && source instanceof KubernetesSource k) {
-            k.announceStart();
-        }
-        return source;
     }
 }

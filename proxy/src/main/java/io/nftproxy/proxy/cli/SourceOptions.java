@@ -1,14 +1,26 @@
 package io.nftproxy.proxy.cli;
 
+import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.nftproxy.proxy.source.KubernetesSource;
+import io.nftproxy.proxy.source.Kubeconfig;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.source.Source;
 import picocli.CommandLine.Option;
 
 /** Where Services, EndpointSlices and Nodes come from: a manifest directory or a cluster. */
 final class SourceOptions {
+    /** How long a one-shot command waits for an API server that does not answer. */
+    static final Duration ONE_SHOT_LISTING = Duration.ofSeconds(60);
+
     @Option(names = "--manifests", paramLabel = "DIR",
             description = "Read Services, EndpointSlices and Nodes from this directory (run watches it).")
     Path manifests;
@@ -16,27 +28,43 @@ final class SourceOptions {
     @Option(names = "--kubeconfig", paramLabel = "PATH", description = "Read them from a cluster through this kubeconfig.")
     Path kubeconfig;
 
-    @Option(names = "--in-cluster", description = "Read them from the cluster this pod runs in (service account).")
+    @Option(names = "--master", paramLabel = "URL", description = "The API server's address (over the kubeconfig's).")
+    String master;
+
+    @Option(names = "--in-cluster", description = "Read them from the cluster this pod runs in (service account, through"
+            + " the kubernetes Service's ClusterIP: prefer a kubeconfig with the control plane's address).")
     boolean inCluster;
 
-    /** How many sources were given. */
+    /** How many sources were given ({@code --master} alone is a cluster too). */
     int given() {
-        return (manifests != null ? 1 : 0) + (kubeconfig != null ? 1 : 0) + (inCluster ? 1 : 0);
+        boolean cluster = kubeconfig != null || master != null;
+        return (manifests != null ? 1 : 0) + (cluster ? 1 : 0) + (inCluster ? 1 : 0);
+    }
+
+    boolean cluster() {
+        return manifests == null;
     }
 
     /**
-     * Fills {@code store} from the source given and returns it running: a manifest directory
-     * watched when {@code watch}, informers that have listed once (the cluster's own, without a
-     * kubeconfig). The caller closes it.
+     * The source given, not reading yet. A kubeconfig that cannot be used is refused here, with
+     * one error naming the file.
      */
-    AutoCloseable start(ObjectStore store, boolean watch) throws Exception {
+    Source open(ObjectStore store) throws IOException {
         if (manifests != null) {
-            ManifestSource m = new ManifestSource(manifests, store);
-            m.start(watch);
-            return m;
+            return new ManifestSource(manifests, store);
         }
-        KubernetesSource k = new KubernetesSource(kubeconfig, store);
-        k.start();
-        return k;
+        Config cfg = inCluster ? new ConfigBuilder().build() : Kubeconfig.load(kubeconfig, master);
+        return new KubernetesSource(cfg, store);
+    }
+
+    /** Reads the source once: for one-shot commands, which give up on an API server that does not answer. */
+    static void readOnce(Source source) throws IOException, InterruptedException {
+        try {
+            source.listAndWatch(false).get(ONE_SHOT_LISTING.toSeconds(), TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            throw new IOException(source.where() + " gave no complete listing within " + ONE_SHOT_LISTING.toSeconds() + " s");
+        } catch (ExecutionException e) {
+            throw new IOException(source.where() + ": " + e.getCause().getMessage(), e.getCause());
+        }
     }
 }

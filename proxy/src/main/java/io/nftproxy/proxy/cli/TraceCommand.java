@@ -16,6 +16,7 @@ import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.source.Source;
 import io.nftproxy.proxy.trace.TraceExplainer;
 import io.nftproxy.proxy.trace.TraceFilter;
 import io.nftproxy.proxy.trace.Tracer;
@@ -116,7 +117,9 @@ final class TraceCommand implements Callable<Integer> {
             return null;
         }
         ObjectStore store = new ObjectStore(hostname != null ? hostname : InetAddress.getLocalHost().getHostName());
-        sources.start(store, false).close(); // read once: the snapshot below is what it read
+        try (Source src = sources.open(store)) {
+            SourceOptions.readOnce(src); // the snapshot below is what it read
+        }
         return store.snapshot().state();
     }
 }

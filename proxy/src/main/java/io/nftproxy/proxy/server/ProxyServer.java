@@ -62,7 +62,9 @@ public final class ProxyServer implements AutoCloseable {
         metrics = new ProxyMetrics(store);
         // kube-proxy's health timeout: twice the sync period.
         health = new HealthState(Clock.systemUTC(), cfg.syncPeriod().multipliedBy(2));
-        health.queued(); // nothing is programmed yet
+        // Nothing is programmed yet: /healthz says so until the first sync. Nothing is queued either:
+        // a proxy waiting for its API server is alive (/livez 200), as kube-proxy's is.
+        health.nodeMissing(store.nodeMissing());
         ServiceHealthServers hc = new ServiceHealthServers(netns, health);
         SyncListener probes = new SyncListener() {
             @Override
@@ -81,6 +83,7 @@ public final class ProxyServer implements AutoCloseable {
                 hc.update(snap.state(), r.full() || snap.nodeChanged() ? null : snap.changed());
                 health.synced();
                 health.nodeDeleting(snap.state().node().deleting());
+                health.nodeMissing(store.nodeMissing());
             }
         };
         ConntrackClient conntrack;

@@ -1,12 +1,15 @@
 package io.nftproxy.proxy.source;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -20,6 +23,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.ReducedStateItemStore;
@@ -33,34 +37,74 @@ import org.slf4j.LoggerFactory;
  * converted to the compact model as it arrives; the informers' own caches keep only each object's
  * key and resource version (fabric8's reduced-state store), not the object.
  */
-public final class KubernetesSource implements AutoCloseable {
+public final class KubernetesSource implements Source {
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesSource.class);
     private static final long RESYNC_MILLIS = 15 * 60 * 1000L;
+    private static final long WATCH_CHECK_MILLIS = 1000;
 
     private final KubernetesClient client;
     private final boolean ownsClient;
     private final ObjectStore store;
+    private volatile boolean closed;
     private SharedIndexInformer<Service> services;
     private SharedIndexInformer<EndpointSlice> slices;
     private SharedIndexInformer<Node> nodes;
 
     /** From a kubeconfig file, or in-cluster configuration when {@code kubeconfig} is null. */
     public KubernetesSource(Path kubeconfig, ObjectStore store) throws IOException {
-        Config cfg = kubeconfig == null ? new ConfigBuilder().build() : Config.fromKubeconfig(Files.readString(kubeconfig));
-        this.client = new KubernetesClientBuilder().withConfig(cfg).build();
-        this.ownsClient = true;
-        this.store = store;
+        this(kubeconfig == null ? new ConfigBuilder().build() : Kubeconfig.load(kubeconfig, null), store);
+    }
+
+    /** From a client configuration (see {@link Kubeconfig}). */
+    public KubernetesSource(Config cfg, ObjectStore store) {
+        this(new KubernetesClientBuilder().withConfig(cfg).build(), true, store);
     }
 
     /** Over a client the caller owns (tests use the mock server's). */
     public KubernetesSource(KubernetesClient client, ObjectStore store) {
-        this.client = client;
-        this.ownsClient = false;
-        this.store = store;
+        this(client, false, store);
     }
 
-    /** Starts the informers and waits until each has listed once. */
+    private KubernetesSource(KubernetesClient client, boolean ownsClient, ObjectStore store) {
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.store = store;
+        store.expectNode(); // a cluster has a Node object for this host; until it is seen, /healthz says so
+    }
+
+    /** The API server's address, for log lines. */
+    public String server() {
+        String url = client.getConfiguration().getMasterUrl();
+        return url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+    }
+
+    @Override
+    public String where() {
+        return "API server " + server();
+    }
+
+    /** Informers always watch once they have listed; a one-shot command closes them after the listing. */
+    @Override
+    public CompletableFuture<Void> listAndWatch(boolean watch) {
+        return startWatching();
+    }
+
+    /** Starts the informers and waits until each has listed once (at most 60 s: tests and benchmarks). */
     public void start() throws Exception {
+        try {
+            startWatching().get(60, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            throw new IOException("API server " + server() + " did not answer a listing within 60 s");
+        }
+    }
+
+    /**
+     * Starts the informers and returns at once. They list, then watch; a failed listing or watch
+     * is retried with backoff for as long as the source is open (client-go's reflectors never give
+     * up either), each failure said in one line naming the server and the reason. The future
+     * completes once each informer has listed once.
+     */
+    public CompletableFuture<Void> startWatching() {
         KubernetesSerialization json = client.getKubernetesSerialization();
         // The API server applies the selection; KubeModel applies it again on arrival, so an
         // object whose labels move it out of the selection goes whichever way the news comes.
@@ -74,11 +118,81 @@ public final class KubernetesSource implements AutoCloseable {
         String node = store.node().name();
         nodes = client.nodes().withField("metadata.name", node).runnableInformer(RESYNC_MILLIS);
         nodes.addEventHandler(handler(json, "Node"));
-        for (SharedIndexInformer<?> i : new SharedIndexInformer<?>[] {services, slices, nodes}) {
-            i.start().toCompletableFuture().get(60, TimeUnit.SECONDS);
+        List<CompletableFuture<Void>> listed = new ArrayList<>();
+        listed.add(start(services, "services"));
+        listed.add(start(slices, "endpointslices"));
+        listed.add(start(nodes, "node " + node).thenRun(() -> {
+            if (store.nodeMissing()) {
+                LOG.warn("no Node named '{}' in the cluster: NodePorts are served on no address of it and /healthz answers"
+                        + " 503 until it appears (is --hostname-override / hostnameOverride this node's name?)", node);
+            }
+        }));
+        return CompletableFuture.allOf(listed.toArray(CompletableFuture[]::new)).thenRun(() -> {
+            LOG.info("informers synced from {}: {} services, {} endpoint slices", server(), services.getStore().list().size(),
+                    slices.getStore().list().size());
+            watchWatches();
+        });
+    }
+
+    /**
+     * Says when a watch is lost and when it is back. The client re-establishes a lost watch by
+     * itself, with backoff, and says nothing above debug level; an operator wants to know that the
+     * node is not hearing from its API server.
+     */
+    private void watchWatches() {
+        Thread t = new Thread(() -> {
+            Map<String, SharedIndexInformer<?>> watched = Map.of("services", services, "endpointslices", slices, "nodes", nodes);
+            Map<String, Boolean> was = new java.util.HashMap<>();
+            while (!closed) {
+                watched.forEach((what, informer) -> {
+                    boolean watching = informer.isWatching();
+                    Boolean before = was.put(what, watching);
+                    if (before != null && before && !watching) {
+                        LOG.warn("watching {} from API server {} stopped; reconnecting (what is known stays programmed)", what,
+                                server());
+                    } else if (before != null && !before && watching) {
+                        LOG.info("watching {} from API server {} again", what, server());
+                    }
+                });
+                try {
+                    Thread.sleep(WATCH_CHECK_MILLIS);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "watch-monitor");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private CompletableFuture<Void> start(SharedIndexInformer<?> informer, String what) {
+        informer.exceptionHandler((started, t) -> {
+            if (closed) {
+                return false;
+            }
+            LOG.warn("{} {} from API server {} failed: {}; retrying", started ? "watching" : "listing", what, server(), reason(t));
+            return true;
+        });
+        return informer.start().toCompletableFuture();
+    }
+
+    /** The innermost cause's message, on one line: what a person needs to know about a failed request. */
+    static String reason(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            if (root instanceof KubernetesClientException k && k.getCode() > 0) {
+                break; // the API server answered: its status says why
+            }
+            root = root.getCause();
         }
-        LOG.info("informers synced: {} services, {} endpoint slices", services.getStore().list().size(),
-                slices.getStore().list().size());
+        String m = root instanceof KubernetesClientException k && k.getStatus() != null && k.getStatus().getMessage() != null
+                ? k.getCode() + " " + k.getStatus().getMessage() : root.getMessage();
+        if (m == null || m.isBlank()) {
+            m = root.getClass().getSimpleName();
+        } else if (root instanceof java.net.UnknownHostException) {
+            m = "unknown host " + m;
+        }
+        return m.lines().findFirst().orElse(m);
     }
 
     /**
@@ -151,6 +265,7 @@ public final class KubernetesSource implements AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
         for (SharedIndexInformer<?> i : new SharedIndexInformer<?>[] {services, slices, nodes}) {
             if (i != null) {
                 i.close();

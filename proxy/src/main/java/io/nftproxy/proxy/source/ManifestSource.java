@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -43,7 +44,7 @@ import io.nftproxy.proxy.manifest.Yaml;
  * alone, and only the objects that changed reach the store. A file that does not parse is
  * reported by name and its last good content stays in effect; the other files are unaffected.
  */
-public final class ManifestSource implements AutoCloseable {
+public final class ManifestSource implements Source {
     private static final Logger LOG = LoggerFactory.getLogger(ManifestSource.class);
     /** A larger file is refused unread. */
     public static final long MAX_FILE_BYTES = 64L << 20;
@@ -87,6 +88,17 @@ public final class ManifestSource implements AutoCloseable {
             thread.setDaemon(true);
             thread.start();
         }
+    }
+
+    @Override
+    public CompletableFuture<Void> listAndWatch(boolean watch) throws IOException {
+        start(watch);
+        return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public String where() {
+        return "manifests in " + dir;
     }
 
     /** How many times a file's content was read (a rescan reads only files whose size or time changed). */

@@ -49,6 +49,9 @@ public final class ObjectStore {
     /** Error keys of the conflicts reported now. */
     private final Set<Problem> conflictKeys = new HashSet<>();
     private NodeInfo node;
+    /** Whether a Node object for this host is expected (a cluster has one) and whether it is here. */
+    private boolean nodeExpected;
+    private boolean nodeKnown;
     private Runnable listener = () -> { };
 
     public ObjectStore(String nodeName) {
@@ -154,8 +157,22 @@ public final class ObjectStore {
         }
     }
 
+    /** A source that has a Node object for this host (a cluster) says so: until it is seen, {@link #nodeMissing}. */
+    public synchronized void expectNode() {
+        nodeExpected = true;
+    }
+
+    /** Whether the Node object for this host is expected and not here (kube-proxy's /healthz then answers 503). */
+    public synchronized boolean nodeMissing() {
+        return nodeExpected && !nodeKnown;
+    }
+
     private boolean putNode(NodeInfo n) {
-        if (!nodeName.equals(n.name()) || n.equals(node)) {
+        if (!nodeName.equals(n.name())) {
+            return false;
+        }
+        nodeKnown = true;
+        if (n.equals(node)) {
             return false;
         }
         node = n;
@@ -168,6 +185,7 @@ public final class ObjectStore {
             return false;
         }
         node = NodeInfo.named(nodeName);
+        nodeKnown = false;
         changes.node();
         return true;
     }
@@ -181,6 +199,11 @@ public final class ObjectStore {
     public record Snapshot(ProxyState state, Set<ServicePortName> changed, boolean nodeChanged,
                            Map<Problem, String> errors, long serviceChanges, long endpointChanges,
                            List<Instant> triggerTimes) {
+    }
+
+    /** How many Services the store holds (whether or not a snapshot has taken them yet). */
+    public synchronized int serviceCount() {
+        return services.size();
     }
 
     /** Changes seen and not yet taken by a snapshot: services, endpoints. */

@@ -39,7 +39,7 @@ class HealthStateTest {
         HealthState h = new HealthState(clock, Duration.ofSeconds(60));
         h.queued();
         clock.now = clock.now.plusSeconds(60);
-        assertTrue(h.status().healthzOk(), "at the timeout, still healthy");
+        assertTrue(h.status().healthy(), "at the timeout, still healthy");
         clock.now = clock.now.plusSeconds(1);
         assertFalse(h.status().healthy(), "past it, unhealthy");
         h.synced();
@@ -67,5 +67,28 @@ class HealthStateTest {
         h.nodeDeleting(true);
         assertTrue(h.status().healthy());
         assertFalse(h.status().healthzOk());
+    }
+
+    @Test
+    void startingUpIsAliveButNotReadyUntilTheFirstSync() {
+        ManualClock clock = new ManualClock();
+        HealthState h = new HealthState(clock, Duration.ofSeconds(60));
+        clock.now = clock.now.plusSeconds(3600); // an API server away for an hour: nothing queued, nothing synced
+        assertTrue(h.status().healthy(), "/livez: a proxy waiting for its source is alive");
+        assertFalse(h.status().healthzOk(), "/healthz: no rules programmed yet");
+        h.synced();
+        assertTrue(h.status().healthzOk());
+    }
+
+    @Test
+    void aMissingNodeFailsHealthzButStaysLive() {
+        HealthState h = new HealthState(new ManualClock(), Duration.ofSeconds(60));
+        h.synced();
+        h.nodeMissing(true);
+        assertTrue(h.status().healthy());
+        assertFalse(h.status().nodeEligible());
+        assertFalse(h.status().healthzOk());
+        h.nodeMissing(false);
+        assertTrue(h.status().healthzOk());
     }
 }
