@@ -19,6 +19,7 @@ import java.util.function.ObjIntConsumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import io.nftproxy.proxy.config.Durations;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.bench.BenchState;

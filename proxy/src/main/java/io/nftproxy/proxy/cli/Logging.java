@@ -21,12 +21,49 @@ final class Logging {
     private static final String[] LIBRARIES = {"io.fabric8", "io.vertx", "io.netty"};
     private static String format = "text";
     private static int verbosity;
+    /** Whether the command line set them: a flag wins over the configuration file's logging section. */
+    private static boolean formatFlag;
+    private static boolean verbosityFlag;
 
     private Logging() {
     }
 
-    /** Replaces the console appender's encoder; logs go to standard error either way. */
+    /** From the command line: replaces the console appender's encoder; logs go to standard error either way. */
     static synchronized void format(String f) {
+        formatFlag = true;
+        setFormat(f);
+    }
+
+    /** From a configuration file's logging section, for what the command line did not set. */
+    static synchronized void fromConfig(String f, int v) {
+        if (!formatFlag && !f.equals(format)) {
+            setFormat(f);
+        }
+        if (!verbosityFlag && v != verbosity) {
+            setVerbosity(v);
+        }
+    }
+
+    /** The log format in effect. */
+    static synchronized String format() {
+        return format;
+    }
+
+    /** The verbosity in effect. */
+    static synchronized int verbosity() {
+        return verbosity;
+    }
+
+    /** Back to the defaults (tests run many command lines in one JVM). */
+    static synchronized void reset() {
+        formatFlag = false;
+        verbosityFlag = false;
+        format = "text";
+        verbosity = 0;
+        apply();
+    }
+
+    private static void setFormat(String f) {
         if (!f.equals("text") && !f.equals("json")) {
             throw new IllegalArgumentException("unknown --logging-format '" + f + "' (expected text or json)");
         }
@@ -36,6 +73,11 @@ final class Logging {
 
     /** klog's verbosity: up to 1 is info, 2 to 5 debug, above trace; the libraries' warnings from 4, their debug from 6. */
     static synchronized void verbosity(int v) {
+        verbosityFlag = true;
+        setVerbosity(v);
+    }
+
+    private static void setVerbosity(int v) {
         if (v < 0) {
             throw new IllegalArgumentException("-v must not be negative");
         }

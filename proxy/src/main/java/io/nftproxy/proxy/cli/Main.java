@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 @Command(name = "nftproxy", mixinStandardHelpOptions = true, version = "nftproxy 0.1.0",
         description = "A Kubernetes service proxy that programs nf_tables over netlink.",
         subcommands = {DemoCommand.class, RunCommand.class, DumpCommand.class, CleanupCommand.class, BenchCommand.class,
-            BenchNetlinkCommand.class, SelftestCommand.class, TraceCommand.class})
+            BenchNetlinkCommand.class, SelftestCommand.class, TraceCommand.class, KubeProxyCommand.class})
 public final class Main {
     /** Applied as soon as it is parsed, so that the command's own logging already uses it. */
     @picocli.CommandLine.Option(names = "--logging-format", paramLabel = "text|json", scope = picocli.CommandLine.ScopeType.INHERIT,
@@ -28,6 +28,7 @@ public final class Main {
 
     /** Runs a command line and returns its exit code (tests call this). */
     public static int execute(String... args) {
+        Logging.reset(); // a command line starts from the defaults (tests run many in one JVM)
         CommandLine cl = new CommandLine(new Main());
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             cmd.getErr().println("nftproxy: " + Errors.explain(ex));

@@ -7,11 +7,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.ConfigBuilder;
-import io.nftproxy.proxy.source.KubernetesSource;
-import io.nftproxy.proxy.source.Kubeconfig;
-import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.source.Source;
 import picocli.CommandLine.Option;
@@ -41,20 +36,18 @@ final class SourceOptions {
         return (manifests != null ? 1 : 0) + (cluster ? 1 : 0) + (inCluster ? 1 : 0);
     }
 
-    boolean cluster() {
-        return manifests == null;
+    /** The source given, not reading yet (see {@link Launch#openSource}). */
+    Source open(ObjectStore store) throws IOException {
+        Launch l = new Launch();
+        applyTo(l);
+        return l.openSource(store);
     }
 
-    /**
-     * The source given, not reading yet. A kubeconfig that cannot be used is refused here, with
-     * one error naming the file.
-     */
-    Source open(ObjectStore store) throws IOException {
-        if (manifests != null) {
-            return new ManifestSource(manifests, store);
-        }
-        Config cfg = inCluster ? new ConfigBuilder().build() : Kubeconfig.load(kubeconfig, master);
-        return new KubernetesSource(cfg, store);
+    void applyTo(Launch l) {
+        l.manifests = manifests;
+        l.kubeconfig = kubeconfig;
+        l.master = master;
+        l.inCluster = inCluster;
     }
 
     /** Reads the source once: for one-shot commands, which give up on an API server that does not answer. */

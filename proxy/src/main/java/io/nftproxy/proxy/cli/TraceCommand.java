@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import io.nftproxy.proxy.config.Durations;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Protocol;

@@ -15,6 +15,7 @@ import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.exporter.common.TextFormat;
 
 import io.nftproxy.proxy.config.LocalDetection;
+import io.nftproxy.proxy.config.Durations;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.http.ProbeServer;
 import io.nftproxy.proxy.http.ProbeServer.Response;
@@ -72,8 +73,8 @@ public final class MetricsEndpoints {
                 g.writeObjectFieldStart(mode);
                 g.writeBooleanField("masqueradeAll", cfg.masqueradeAll());
                 g.writeNumberField("masqueradeBit", cfg.masqueradeBit());
-                g.writeStringField("minSyncPeriod", go(cfg.minSyncPeriod()));
-                g.writeStringField("syncPeriod", go(cfg.syncPeriod()));
+                g.writeStringField("minSyncPeriod", Durations.format(cfg.minSyncPeriod()));
+                g.writeStringField("syncPeriod", Durations.format(cfg.syncPeriod()));
                 g.writeEndObject();
                 g.writeObjectFieldStart("nftproxy");
                 g.writeStringField("serviceCIDRs", join(cfg.serviceCIDRs()));
@@ -91,28 +92,5 @@ public final class MetricsEndpoints {
 
     private static String join(List<?> l) {
         return l.stream().map(Object::toString).collect(Collectors.joining(","));
-    }
-
-    /** A duration as Go's time.Duration prints it (1s, 500ms, 1m30s), as kube-proxy's /configz shows them. */
-    static String go(Duration d) {
-        if (d.isZero()) {
-            return "0s";
-        }
-        long ms = d.toMillis();
-        if (ms % 1000 != 0 || ms < 1000) {
-            return ms >= 1000 ? (ms / 1000.0) + "s" : ms + "ms";
-        }
-        long s = ms / 1000;
-        StringBuilder sb = new StringBuilder();
-        if (s >= 3600) {
-            sb.append(s / 3600).append('h');
-            s %= 3600;
-            sb.append(s / 60).append('m');
-            s %= 60;
-        } else if (s >= 60) {
-            sb.append(s / 60).append('m');
-            s %= 60;
-        }
-        return sb.append(s).append('s').toString();
     }
 }

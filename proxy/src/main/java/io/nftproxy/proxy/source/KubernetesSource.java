@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class KubernetesSource implements Source {
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesSource.class);
-    private static final long RESYNC_MILLIS = 15 * 60 * 1000L;
+    private long resyncMillis = 15 * 60 * 1000L;
     private static final long WATCH_CHECK_MILLIS = 1000;
 
     private final KubernetesClient client;
@@ -70,6 +70,11 @@ public final class KubernetesSource implements Source {
         this.ownsClient = ownsClient;
         this.store = store;
         store.expectNode(); // a cluster has a Node object for this host; until it is seen, /healthz says so
+    }
+
+    /** How often the informers hand every object over again (kube-proxy's configSyncPeriod; 15 minutes by default). */
+    public void resyncEvery(java.time.Duration period) {
+        resyncMillis = period.toMillis();
     }
 
     /** The API server's address, for log lines. */
@@ -109,14 +114,14 @@ public final class KubernetesSource implements Source {
         // The API server applies the selection; KubeModel applies it again on arrival, so an
         // object whose labels move it out of the selection goes whichever way the news comes.
         String selector = store.selection().labelSelector();
-        services = client.services().inAnyNamespace().withLabelSelector(selector).runnableInformer(RESYNC_MILLIS)
+        services = client.services().inAnyNamespace().withLabelSelector(selector).runnableInformer(resyncMillis)
                 .itemStore(reduced(Service.class, json));
         services.addEventHandler(handler(json, "Service"));
-        slices = client.discovery().v1().endpointSlices().inAnyNamespace().withLabelSelector(selector).runnableInformer(RESYNC_MILLIS)
+        slices = client.discovery().v1().endpointSlices().inAnyNamespace().withLabelSelector(selector).runnableInformer(resyncMillis)
                 .itemStore(reduced(EndpointSlice.class, json));
         slices.addEventHandler(handler(json, "EndpointSlice"));
         String node = store.node().name();
-        nodes = client.nodes().withField("metadata.name", node).runnableInformer(RESYNC_MILLIS);
+        nodes = client.nodes().withField("metadata.name", node).runnableInformer(resyncMillis);
         nodes.addEventHandler(handler(json, "Node"));
         List<CompletableFuture<Void>> listed = new ArrayList<>();
         listed.add(start(services, "services"));

@@ -21,6 +21,9 @@ import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import org.junit.jupiter.api.Test;
+
+import io.nftproxy.proxy.config.KubeProxyConfigReader;
+import io.nftproxy.proxy.config.KubeProxyConfiguration;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -81,9 +84,11 @@ class DeployManifestsTest {
         ConfigMap cm = (ConfigMap) objects().stream().filter(o -> o instanceof ConfigMap).findFirst().orElseThrow();
         Path f = tmp.resolve("config.yaml");
         Files.writeString(f, cm.getData().get("config.yaml"));
-        ConfigFile c = ConfigFile.read(f);
+        KubeProxyConfigReader.Read read = KubeProxyConfigReader.read(f);
+        assertEquals(List.of(), read.warnings(), "every field of ours applies");
+        KubeProxyConfiguration c = read.config();
         assertEquals(List.of("10.244.0.0/16"), c.clusterCIDRs());
-        assertEquals(14, c.masqueradeBit());
+        assertEquals(14, c.sync().masqueradeBit());
         assertEquals("0.0.0.0:10249", c.metricsBindAddress());
         assertEquals("0.0.0.0:10256", c.healthzBindAddress());
         assertEquals(List.of("primary"), c.nodePortAddresses());

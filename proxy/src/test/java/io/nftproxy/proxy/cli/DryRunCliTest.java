@@ -114,6 +114,29 @@ public class DryRunCliTest {
         assertTrue(r.out().contains("10.96.0.99"), "the unrelated service is there too");
     }
 
+    /** Issue 19: kubeadm's config file is read as kube-proxy reads it (syncPeriod: 0s is the default), and its mode counts. */
+    @Test
+    void kubeadmsConfigFileRunsAndItsModeCounts(@TempDir Path dir) throws Exception {
+        Path cfg = dir.resolve("config.conf");
+        Files.writeString(cfg, io.nftproxy.proxy.config.KubeProxyConfigReaderTestAccess.kubeadmConfig());
+        Path manifests = Files.createDirectory(dir.resolve("m"));
+        Files.writeString(manifests.resolve("svc.yaml"), web(""));
+        Result r = cli("run", "--config", cfg.toString(), "--manifests", manifests.toString(), "--once", "--dry-run",
+                "--hostname-override", "node-a");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("10.96.0.10 . tcp . 80"), r.out());
+        assertTrue(r.err().contains("mode \"\" means nftables here"), r.err());
+        Files.writeString(cfg, Files.readString(cfg).replace("mode: \"\"", "mode: iptables"));
+        Result ipt = cli("run", "--config", cfg.toString(), "--manifests", manifests.toString(), "--once", "--dry-run",
+                "--hostname-override", "node-a");
+        assertEquals(2, ipt.exit(), "mode: iptables is honoured (and a dry run is nftables only): " + ipt.err());
+        Files.writeString(cfg, Files.readString(cfg).replace("mode: iptables", "mode: ipvs"));
+        Result ipvs = cli("run", "--config", cfg.toString(), "--manifests", manifests.toString(), "--once", "--dry-run",
+                "--hostname-override", "node-a");
+        assertEquals(1, ipvs.exit());
+        assertTrue(ipvs.err().contains("mode ipvs is not supported"), ipvs.err());
+    }
+
     @Test
     void dryRunNeedsOnce(@TempDir Path dir) {
         Result r = cli("run", "--manifests", dir.toString(), "--dry-run");
@@ -159,7 +182,7 @@ public class DryRunCliTest {
         "--min-sync-period 1m --sync-period 30s | must be greater than or equal to --min-sync-period",
         "--table ''                             | --table name is empty",
         "--table LONG                           | --table name longer than 255 bytes",
-        "--config /no/such/file.yaml            | config file /no/such/file.yaml not found",
+        "--config /no/such/file.yaml            | config file /no/such/file.yaml: no such file",
     })
     void badValuesAreRefusedAtStartNamingTheFlag(String flags, String message, @TempDir Path dir) {
         List<String> args = new ArrayList<>(List.of("run", "--manifests", dir.toString(), "--once",

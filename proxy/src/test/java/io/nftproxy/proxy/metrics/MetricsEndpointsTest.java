@@ -7,6 +7,8 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.proxy.config.Durations;
+
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
@@ -14,13 +16,13 @@ import io.nftproxy.proxy.model.Cidr;
 class MetricsEndpointsTest {
     @Test
     void durationsPrintAsGoPrintsThem() {
-        assertEquals("0s", MetricsEndpoints.go(Duration.ZERO));
-        assertEquals("500ms", MetricsEndpoints.go(Duration.ofMillis(500)));
-        assertEquals("1s", MetricsEndpoints.go(Duration.ofSeconds(1)));
-        assertEquals("1.5s", MetricsEndpoints.go(Duration.ofMillis(1500)));
-        assertEquals("30s", MetricsEndpoints.go(Duration.ofSeconds(30)));
-        assertEquals("1m30s", MetricsEndpoints.go(Duration.ofSeconds(90)));
-        assertEquals("1h0m0s", MetricsEndpoints.go(Duration.ofHours(1)));
+        assertEquals("0s", Durations.format(Duration.ZERO));
+        assertEquals("500ms", Durations.format(Duration.ofMillis(500)));
+        assertEquals("1s", Durations.format(Duration.ofSeconds(1)));
+        assertEquals("1.5s", Durations.format(Duration.ofMillis(1500)));
+        assertEquals("30s", Durations.format(Duration.ofSeconds(30)));
+        assertEquals("1m30s", Durations.format(Duration.ofSeconds(90)));
+        assertEquals("1h0m0s", Durations.format(Duration.ofHours(1)));
     }
 
     @Test

@@ -1,0 +1,208 @@
+package io.nftproxy.proxy.cli;
+
+import java.io.IOException;
+import java.net.Inet6Address;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.iptables.IptablesSyncer;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.server.ProxyServer;
+import io.nftproxy.proxy.source.KubernetesSource;
+import io.nftproxy.proxy.source.Kubeconfig;
+import io.nftproxy.proxy.source.ManifestSource;
+import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.source.ProxySelection;
+import io.nftproxy.proxy.source.Source;
+import io.nftproxy.proxy.sync.Backend;
+import io.nftproxy.proxy.sync.DryRun;
+import io.nftproxy.proxy.sync.SyncListener;
+import io.nftproxy.proxy.sync.SyncLoop;
+import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.sync.Syncer;
+
+/**
+ * What runs on a node once a command line (nftproxy's own, or kube-proxy's) has been read into
+ * settings: the source, the backend, the health and metrics servers, the sync loop. Both command
+ * lines end here, so they behave alike in everything but their spelling.
+ */
+final class Launch {
+    private static final Logger LOG = LoggerFactory.getLogger(Launch.class);
+
+    /** Where the objects come from: exactly one of these. */
+    Path manifests;
+    Path kubeconfig;
+    String master;
+    boolean inCluster;
+
+    ProxyConfig cfg;
+    boolean iptables;
+    String netns;
+    boolean once;
+    boolean dryRun;
+    String proxyName;
+    String healthzAt;
+    String metricsAt;
+    /** How often the informers resync (configSyncPeriod). */
+    Duration resync = Duration.ofMinutes(15);
+    /** Written to /proc/self/oom_score_adj when the daemon starts; null leaves it alone. */
+    Integer oomScoreAdj;
+
+    /** The source given, not reading yet; a kubeconfig that cannot be used is refused here, naming the file. */
+    Source openSource(ObjectStore store) throws IOException {
+        if (manifests != null) {
+            return new ManifestSource(manifests, store);
+        }
+        Config k8s = inCluster ? new ConfigBuilder().build() : Kubeconfig.load(kubeconfig, master);
+        KubernetesSource source = new KubernetesSource(k8s, store);
+        source.resyncEvery(resync);
+        return source;
+    }
+
+    @SuppressWarnings("try") // the lock is held while the try block runs; its body need not name it
+    int run() throws Exception {
+        ObjectStore store = new ObjectStore(cfg.hostname(),
+                proxyName == null || proxyName.isEmpty() ? ProxySelection.DEFAULT : new ProxySelection(proxyName));
+        io.nftproxy.ffi.NetNamespace ns = netns == null ? null : io.nftproxy.ffi.NetNamespace.named(netns);
+        try (Source source = openSource(store);
+             InstanceLock lock = dryRun ? null : InstanceLock.acquire(InstanceLock.DIR, netns, iptables ? "iptables" : cfg.table());
+             NftClient client = iptables || dryRun ? null : NftClient.open(ns)) {
+            Backend backend = iptables ? new IptablesSyncer(cfg, netns) : syncer(client);
+            SyncListener log = new SyncListener() {
+                @Override
+                public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
+                    // The numbers again as key/values, for --logging-format json.
+                    LOG.atInfo().addKeyValue("full", r.full()).addKeyValue("servicePorts", snap.state().services().size())
+                            .addKeyValue("operations", r.commit().operations()).addKeyValue("elapsedMs", nanos / 1_000_000)
+                            .addKeyValue("kernelMs", r.commit().kernelNanos() / 1_000_000)
+                            .log("{} sync: {} service ports, {} chains changed, {} chains / {} rules / {} elements owned,"
+                                    + " {} ops in {} messages, {} ms (kernel {} ms)",
+                            r.full() ? "full" : "partial", snap.state().services().size(), r.changedChains(),
+                            r.chains(), r.rules(), r.elements(), r.commit().operations(), r.commit().messages(),
+                            nanos / 1_000_000, r.commit().kernelNanos() / 1_000_000);
+                }
+            };
+            if (once) {
+                SourceOptions.readOnce(source);
+                warnIfEmpty(source, store);
+                try (SyncLoop loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.fullSyncPeriod(), log)) {
+                    SyncResult r = loop.syncOnce(true);
+                    ObjectStore.Snapshot snap = store.snapshot();
+                    new TreeMap<>(snap.errors()).values().forEach(e -> System.err.println("nftproxy: " + e));
+                    r.rejectedServices().forEach(e -> System.err.println("nftproxy: kernel refused " + e));
+                    System.out.println((dryRun ? "dry run: would sync " : "synced ") + r.chains() + " chains, " + r.rules()
+                            + " rules, " + r.elements() + " set elements into "
+                            + (iptables ? "iptables chains KUBE-*" : "table " + cfg.table())
+                            + (netns == null ? "" : " in namespace " + netns));
+                    return 0;
+                }
+            }
+            if (inCluster) {
+                warnIfApiServerBehindUs(client);
+            }
+            return serve(store, backend, client, ns, log, source);
+        }
+    }
+
+    private Syncer syncer(NftClient client) {
+        Syncer s = new Syncer(client, new NftRenderer(cfg), cfg.table());
+        if (dryRun) {
+            s.commitThrough(new DryRun(tx -> System.out.println(tx)));
+        }
+        return s;
+    }
+
+    /**
+     * The long-running proxy, until SIGTERM. The health and metrics endpoints answer from the
+     * start; syncing starts once the source has listed everything once (an API server that does
+     * not answer is retried meanwhile, and the rules of an earlier run stay in the kernel).
+     */
+    private int serve(ObjectStore store, Backend backend, NftClient client, io.nftproxy.ffi.NetNamespace ns, SyncListener log,
+                      Source source) throws Exception {
+        if (oomScoreAdj != null) {
+            applyOomScoreAdj(oomScoreAdj);
+        }
+        CompletableFuture<Void> stopping = new CompletableFuture<>();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> stopping.complete(null), "shutdown"));
+        try (ProxyServer server = new ProxyServer(cfg, store, backend, client, ns,
+                BindAddress.isOff(metricsAt) ? null : BindAddress.parse(metricsAt, "--metrics-bind-address"),
+                BindAddress.isOff(healthzAt) ? null : BindAddress.parse(healthzAt, "--healthz-bind-address"), log)) {
+            LOG.info("nftproxy starting for node {} ({} mode, {}{}); metrics on {}, health on {}; reading {}", cfg.hostname(),
+                    iptables ? "iptables" : "nftables", iptables ? "chains KUBE-*" : "table " + cfg.table(),
+                    netns == null ? "" : ", namespace " + netns, metricsAt, healthzAt, source.where());
+            CompletableFuture<Void> listed = source.listAndWatch(true);
+            CompletableFuture.anyOf(listed, stopping).exceptionally(e -> null).get();
+            if (!stopping.isDone()) {
+                listed.get(); // a source that failed for good (an API server that does not answer is retried instead)
+                warnIfEmpty(source, store);
+                if (source instanceof KubernetesSource k) {
+                    k.announceStart(); // kube-proxy's Starting event on the Node
+                }
+                server.start();
+                LOG.info("nftproxy running for node {}", cfg.hostname());
+                stopping.get();
+            }
+            // Rules stay in the kernel on exit, as kube-proxy leaves them: traffic keeps flowing.
+            return 0;
+        }
+    }
+
+    /**
+     * kube-proxy's OOM score adjustment (-999 by default: the last process on the node to be
+     * killed). Lowering it needs CAP_SYS_RESOURCE; without it, as kube-proxy, a debug line only.
+     */
+    static void applyOomScoreAdj(int value) {
+        try {
+            Files.writeString(Path.of("/proc/self/oom_score_adj"), Integer.toString(value));
+            LOG.debug("oom_score_adj set to {}", value);
+        } catch (IOException e) {
+            LOG.debug("could not set oom_score_adj to {}: {}", value, e.getMessage());
+        }
+    }
+
+    /**
+     * Before the first sync replaces every rule: a source that lists no Service at all is more
+     * likely a mistake (an empty or wrong directory, another cluster) than a cluster without even
+     * its {@code kubernetes} Service. Said once; the sync goes on, as kube-proxy's would.
+     */
+    private static void warnIfEmpty(Source source, ObjectStore store) {
+        if (store.serviceCount() == 0) {
+            LOG.warn("{} lists no Services: the first sync removes every service rule this node has", source.where());
+        }
+    }
+
+    /**
+     * --in-cluster reaches the API server through the kubernetes Service's ClusterIP, which only a
+     * service proxy makes reachable: with none of our rules in the kernel (after a reboot, or
+     * kube-proxy --cleanup), nothing may forward it.
+     */
+    private void warnIfApiServerBehindUs(NftClient client) {
+        String host = System.getenv("KUBERNETES_SERVICE_HOST");
+        if (host == null || client == null) {
+            return;
+        }
+        try {
+            if (!client.hasTable(Inet.parse(host) instanceof Inet6Address ? Family.IP6 : Family.IP, cfg.table())) {
+                LOG.warn("--in-cluster reaches the API server at {} (the kubernetes Service's ClusterIP), which no rule of ours"
+                        + " forwards yet: unless another proxy does, nothing can be listed. Give a kubeconfig whose server is the"
+                        + " control plane's address (--kubeconfig, or clientConnection.kubeconfig), as kubeadm does for kube-proxy",
+                        host);
+            }
+        } catch (RuntimeException | NftException e) {
+            LOG.debug("could not check for our table: {}", e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,13 @@
+package io.nftproxy.proxy.config;
+
+import java.io.IOException;
+
+/** kubeadm's rendered kube-proxy configuration, for tests in other packages. */
+public final class KubeProxyConfigReaderTestAccess {
+    private KubeProxyConfigReaderTestAccess() {
+    }
+
+    public static String kubeadmConfig() throws IOException {
+        return KubeProxyConfigReaderTest.resource("config.conf");
+    }
+}
