@@ -133,8 +133,9 @@ public final class ConntrackSysctls {
     }
 
     private static java.util.Optional<Long> read(Path p) {
-        try {
-            return java.util.Optional.of(Long.parseLong(Files.readString(p).trim()));
+        // Not Files.readString: procfs reports a size of 0, and the JDK then reads a single byte.
+        try (java.io.InputStream in = Files.newInputStream(p)) {
+            return java.util.Optional.of(Long.parseLong(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim()));
         } catch (IOException | NumberFormatException e) {
             return java.util.Optional.empty();
         }

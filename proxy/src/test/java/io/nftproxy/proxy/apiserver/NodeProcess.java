@@ -39,9 +39,19 @@ public final class NodeProcess implements AutoCloseable {
 
     /** {@code nftproxy ARGS} in a new JVM on this test's class path; standard output and error together. */
     public static NodeProcess start(List<String> args) throws IOException {
+        return new NodeProcess(new ProcessBuilder(command(args)).redirectErrorStream(true).start());
+    }
+
+    /** The command line that runs {@code nftproxy ARGS} in a new JVM on this test's class path. */
+    public static List<String> command(List<String> args) {
         List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-Xmx256m",
                 "-cp", System.getProperty("java.class.path"), Main.class.getName()));
         cmd.addAll(args);
+        return cmd;
+    }
+
+    /** Any command line, run as {@link #start} runs nftproxy. */
+    public static NodeProcess run(List<String> cmd) throws IOException {
         return new NodeProcess(new ProcessBuilder(cmd).redirectErrorStream(true).start());
     }
 
@@ -63,15 +73,35 @@ public final class NodeProcess implements AutoCloseable {
 
     /** The status code of GET http://127.0.0.1:PORT/PATH, or -1 when nothing answers. */
     public static int get(int port, String path) {
+        return fetch(port, path).code();
+    }
+
+    /** An answer: its status code (-1 when nothing answered) and body. */
+    public record Answer(int code, String body) {
+    }
+
+    /** GET http://127.0.0.1:PORT/PATH. */
+    public static Answer fetch(int port, String path) {
         try {
             HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + port + path).toURL().openConnection();
             c.setConnectTimeout(2000);
             c.setReadTimeout(5000);
             int code = c.getResponseCode();
+            InputStream in = code < 400 ? c.getInputStream() : c.getErrorStream();
+            String body = in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8);
             c.disconnect();
-            return code;
+            return new Answer(code, body);
         } catch (IOException e) {
-            return -1;
+            return new Answer(-1, e.toString());
+        }
+    }
+
+    /** The same, from inside network namespace {@code ns}. */
+    public static Answer fetch(io.nftproxy.ffi.NetNamespace ns, int port, String path) {
+        try {
+            return ns.call(() -> fetch(port, path));
+        } catch (io.nftproxy.ffi.NativeException e) {
+            return new Answer(-1, e.toString());
         }
     }
 

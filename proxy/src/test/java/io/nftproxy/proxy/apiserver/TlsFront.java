@@ -19,6 +19,7 @@ import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLServerSocket;
 
+import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.testkit.TestNetns;
 
 /**
@@ -32,12 +33,16 @@ public final class TlsFront implements AutoCloseable {
     private final SSLContext tls;
     private final int backendPort;
     private final int port;
+    private final InetAddress bind;
+    private final NetNamespace netns;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final Set<String> tokens = ConcurrentHashMap.newKeySet();
     private volatile ServerSocket listener;
 
-    private TlsFront(SSLContext tls, int port, int backendPort) {
+    private TlsFront(SSLContext tls, InetAddress bind, NetNamespace netns, int port, int backendPort) {
         this.tls = tls;
+        this.bind = bind;
+        this.netns = netns;
         this.port = port;
         this.backendPort = backendPort;
     }
@@ -48,10 +53,18 @@ public final class TlsFront implements AutoCloseable {
      * certificate-authority.
      */
     public static TlsFront create(Path dir, int backendPort) throws Exception {
+        return create(dir, backendPort, InetAddress.getLoopbackAddress(), null);
+    }
+
+    /**
+     * The same on {@code bind}, in network namespace {@code netns} (null: ours): a control plane
+     * on an address of its own that a node's namespace reaches over a link.
+     */
+    public static TlsFront create(Path dir, int backendPort, InetAddress bind, NetNamespace netns) throws Exception {
         Path ks = dir.resolve("apiserver.p12");
         String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
         TestNetns.run(List.of(keytool, "-genkeypair", "-alias", "apiserver", "-keyalg", "EC", "-groupname", "secp256r1",
-                "-dname", "CN=kube-apiserver", "-ext", "san=ip:127.0.0.1", "-validity", "2", "-keystore", ks.toString(),
+                "-dname", "CN=kube-apiserver", "-ext", "san=ip:" + bind.getHostAddress(), "-validity", "2", "-keystore", ks.toString(),
                 "-storetype", "PKCS12", "-storepass", PASS, "-keypass", PASS), null);
         TestNetns.run(List.of(keytool, "-exportcert", "-rfc", "-alias", "apiserver", "-keystore", ks.toString(), "-storepass",
                 PASS, "-file", dir.resolve("ca.crt").toString()), null);
@@ -65,24 +78,30 @@ public final class TlsFront implements AutoCloseable {
         ctx.init(kmf.getKeyManagers(), null, null);
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = s.getLocalPort(); // reserved now, refused until up()
+            port = s.getLocalPort(); // free now, refused until up()
         }
-        return new TlsFront(ctx, port, backendPort);
+        return new TlsFront(ctx, bind, netns, port, backendPort);
     }
 
     public String url() {
-        return "https://127.0.0.1:" + port;
+        return "https://" + bind.getHostAddress() + ":" + port;
     }
 
     /** Starts answering on the port. */
     public synchronized void up() throws IOException {
-        SSLServerSocket s = (SSLServerSocket) tls.getServerSocketFactory().createServerSocket();
-        s.setReuseAddress(true);
-        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+        // A socket made in a namespace stays there: the accept thread need not be.
+        SSLServerSocket s = netns == null ? listen() : netns.call(this::listen);
         listener = s;
         Thread t = new Thread(() -> accept(s), "tls-front");
         t.setDaemon(true);
         t.start();
+    }
+
+    private SSLServerSocket listen() throws IOException {
+        SSLServerSocket s = (SSLServerSocket) tls.getServerSocketFactory().createServerSocket();
+        s.setReuseAddress(true);
+        s.bind(new InetSocketAddress(bind, port));
+        return s;
     }
 
     /** Goes away: the port refuses connections and every open one is cut. */

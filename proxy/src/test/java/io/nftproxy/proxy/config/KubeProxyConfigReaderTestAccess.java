@@ -10,4 +10,8 @@ public final class KubeProxyConfigReaderTestAccess {
     public static String kubeadmConfig() throws IOException {
         return KubeProxyConfigReaderTest.resource("config.conf");
     }
+
+    public static String kubeadmKubeconfig() throws IOException {
+        return KubeProxyConfigReaderTest.resource("kubeconfig.conf");
+    }
 }
