@@ -96,7 +96,8 @@ class CliKernelTest {
     void clearErrors() {
         ProxyRun.Result noSource = ProxyRun.cli("run", "--once");
         assertEquals(2, noSource.exit());
-        assertTrue(noSource.err().contains("give exactly one of --manifests DIR, --kubeconfig PATH or --in-cluster"));
+        assertTrue(noSource.err().contains("give exactly one of --manifests DIR, --kubeconfig PATH (or --master URL) or --in-cluster"),
+                noSource.err());
         ProxyRun.Result ipvs = ProxyRun.cli("run", "--mode", "ipvs", "--manifests", "/tmp", "--once");
         assertEquals(2, ipvs.exit());
         assertTrue(ipvs.err().contains("unknown --mode 'ipvs' (expected nftables or iptables)"), ipvs.err());
