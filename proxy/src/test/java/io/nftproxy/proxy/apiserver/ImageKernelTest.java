@@ -1,0 +1,113 @@
+package io.nftproxy.proxy.apiserver;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.testkit.Kernel;
+import io.nftproxy.testkit.TestNetns;
+
+/**
+ * The image, run as kube-proxy's DaemonSet runs it: podman on a node's network namespace (the
+ * pod's host network), kubeadm's ConfigMap and the service account mounted where kubeadm and the
+ * kubelet mount them, first {@code kube-proxy --init-only} privileged (the init container), then
+ * kube-proxy's command line with NET_ADMIN only and a read-only root. The image is built by
+ * {@code deploy/image/build} ({@code .ci/run} builds it before the tests).
+ */
+class ImageKernelTest {
+    static final String IMAGE = System.getProperty("nftproxy.image", "localhost/nftproxy:0.1.0");
+
+    static void eventually(Callable<Boolean> check, String what) throws Exception {
+        Sandbox.eventually(Duration.ofSeconds(90), check, what);
+    }
+
+    static boolean imagePresent() {
+        try {
+            TestNetns.run(List.of("podman", "image", "exists", IMAGE), null);
+            return true;
+        } catch (IllegalStateException e) {
+            return false;
+        }
+    }
+
+    /** podman run with the DaemonSet's mounts, on the node's network namespace. */
+    static List<String> podman(ControlPlane k8s, Path dir, String name, List<String> security, List<String> command) throws Exception {
+        Path lock = Files.createDirectories(dir.resolve("run-nftproxy"));
+        // runc, and limits below this machine's: it runs without CAP_SYS_RESOURCE (podman's default
+        // limits are above its own) and with cgroups v1 and v2 mixed, which crun refuses.
+        List<String> cmd = new ArrayList<>(List.of("podman", "--runtime", "runc", "run", "--ulimit", "nofile=8192:8192",
+                "--ulimit", "nproc=4096:4096", "--name", name, "--network", "ns:/run/netns/" + k8s.node.name(),
+                "-v", k8s.configMap() + ":/var/lib/kube-proxy:ro",
+                "-v", k8s.serviceAccount() + ":/var/run/secrets/kubernetes.io/serviceaccount:ro",
+                "-v", lock + ":/run/nftproxy", "--tmpfs", "/tmp:rw,exec", "-e", "NODE_NAME=node-a"));
+        cmd.addAll(security);
+        cmd.add("--entrypoint");
+        cmd.add(command.get(0));
+        cmd.add(IMAGE);
+        cmd.addAll(command.subList(1, command.size()));
+        return cmd;
+    }
+
+    @Test
+    void theImageRunsAsKubeProxysDaemonSetRunsIt(@TempDir Path dir) throws Exception {
+        Kernel.require();
+        if (!imagePresent()) {
+            String why = "no image " + IMAGE + ": build it with deploy/image/build";
+            if (Kernel.required()) {
+                throw new AssertionError(why);
+            }
+            Assumptions.abort(why);
+        }
+        String name = "nftproxy-test-" + Long.toHexString(System.nanoTime());
+        try (ControlPlane k8s = new ControlPlane(dir, "")) {
+            k8s.admin.services().inNamespace("shop").resource(ApiServerAwayKernelTest.service("cart", "10.96.7.1")).create();
+            List<String> kubeadm = List.of("/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf",
+                    "--hostname-override=node-a");
+            // The init container: privileged, --init-only, exits 0.
+            List<String> init = new ArrayList<>(kubeadm);
+            init.add("--init-only");
+            String initOut = TestNetns.run(podman(k8s, dir, name + "-init", List.of("--rm", "--privileged"), init), null);
+            assertEquals("86400", k8s.node.exec("sysctl", "-n", "net.netfilter.nf_conntrack_tcp_timeout_established").trim(),
+                    initOut);
+
+            // The proxy: NET_ADMIN only, read-only root, as the DaemonSet runs it.
+            TestNetns.run(podman(k8s, dir, name, List.of("-d", "--read-only", "--cap-drop=all", "--cap-add=NET_ADMIN"),
+                    kubeadm), null);
+            try {
+                eventually(() -> NodeProcess.fetch(k8s.node.ns(), 10256, "/healthz").code() == 200,
+                        "the container's /healthz turns 200");
+                assertTrue(k8s.node.exec("nft", "list", "table", "ip", "nftproxy").contains("10.96.7.1"));
+                NodeProcess.Answer metrics = NodeProcess.fetch(k8s.node.ns(), 10249, "/metrics");
+                assertTrue(metrics.body().contains("kubeproxy_sync_proxy_rules_last_timestamp_seconds"), metrics.body());
+                String rules = k8s.node.exec("nft", "list", "table", "ip", "nftproxy");
+
+                // The API server goes away: the container keeps running, alive and ready, the rules stay.
+                k8s.front.down();
+                eventually(() -> logs(name).contains("stopped; reconnecting"), "the lost watch is said:\n" + logs(name));
+                assertEquals("true", TestNetns.run(List.of("podman", "inspect", "-f", "{{.State.Running}}", name), null).trim());
+                assertEquals(200, NodeProcess.fetch(k8s.node.ns(), 10256, "/livez").code());
+                assertEquals(200, NodeProcess.fetch(k8s.node.ns(), 10256, "/healthz").code());
+                assertEquals(rules, k8s.node.exec("nft", "list", "table", "ip", "nftproxy"));
+                assertTrue(!logs(name).contains("\tat "), "no stack traces:\n" + logs(name));
+            } finally {
+                TestNetns.run(List.of("podman", "--runtime", "runc", "rm", "-f", "-t", "5", name), null);
+            }
+        }
+    }
+
+    static String logs(String container) {
+        return TestNetns.run(List.of("podman", "logs", container), null) + TestNetns.run(List.of("sh", "-c",
+                "podman logs " + container + " 2>&1 >/dev/null"), null);
+    }
+}
