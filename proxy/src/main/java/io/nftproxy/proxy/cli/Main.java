@@ -6,8 +6,8 @@ import picocli.CommandLine.Command;
 /** The nftproxy command line. */
 @Command(name = "nftproxy", mixinStandardHelpOptions = true, version = "nftproxy 0.1.0",
         description = "A Kubernetes service proxy that programs nf_tables over netlink.",
-        subcommands = {DemoCommand.class, RunCommand.class, DumpCommand.class, CleanupCommand.class, BenchCommand.class,
-            BenchNetlinkCommand.class, SelftestCommand.class, TraceCommand.class, KubeProxyCommand.class})
+        subcommands = {RunCommand.class, KubeProxyCommand.class, DumpCommand.class, CleanupCommand.class, TraceCommand.class,
+            SelftestCommand.class})
 public final class Main {
     /** Applied as soon as it is parsed, so that the command's own logging already uses it. */
     @picocli.CommandLine.Option(names = "--logging-format", paramLabel = "text|json", scope = picocli.CommandLine.ScopeType.INHERIT,
@@ -28,8 +28,17 @@ public final class Main {
 
     /** Runs a command line and returns its exit code (tests call this). */
     public static int execute(String... args) {
+        return execute(commandLine(), args);
+    }
+
+    /** nftproxy's command line, to which the tools (demo, bench) add their commands. */
+    public static CommandLine commandLine() {
+        return new CommandLine(new Main());
+    }
+
+    /** Runs {@code args} on {@code cl}: one line for an error, the stack trace only with NFTPROXY_DEBUG. */
+    public static int execute(CommandLine cl, String... args) {
         Logging.reset(); // a command line starts from the defaults (tests run many in one JVM)
-        CommandLine cl = new CommandLine(new Main());
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             cmd.getErr().println("nftproxy: " + Errors.explain(ex));
             if (System.getenv("NFTPROXY_DEBUG") != null) {

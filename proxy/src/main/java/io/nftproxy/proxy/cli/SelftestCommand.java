@@ -35,7 +35,7 @@ final class SelftestCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Path dir = DemoCommand.examples();
+        Path dir = DemoManifests.examples();
         try {
             ProxyConfig cfg = new ProxyConfig("demo-node", List.of(Inet.parse("192.168.50.2")),
                     List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
@@ -72,7 +72,7 @@ final class SelftestCommand implements Callable<Integer> {
                     + " chars as nft text), " + restoreLines + " lines of iptables-restore input; " + kernel);
             return 0;
         } finally {
-            DemoCommand.deleteTree(dir);
+            DemoManifests.deleteTree(dir);
         }
     }
 

@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.Set;
 
 import io.nftproxy.netlink.nft.CommitStats;
-import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
@@ -41,7 +40,7 @@ public final class IptablesSyncer implements Backend {
 
     /** @param netns the network namespace's name, or null for ours */
     public IptablesSyncer(ProxyConfig config, String netns) {
-        this(config, netns, Netns::run);
+        this(config, netns, Commands::run);
     }
 
     /** With another way to run iptables-restore, iptables-save and iptables (tests record them). */

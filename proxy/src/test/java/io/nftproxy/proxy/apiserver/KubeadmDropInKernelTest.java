@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.testkit.Kernel;
 import io.nftproxy.testkit.TestNetns;
 

@@ -12,8 +12,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import io.nftproxy.proxy.sandbox.Netns;
-import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.sandbox.Netns;
+import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.testkit.Kernel;
 
 /**

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
 import io.nftproxy.proxy.cli.Main;
-import io.nftproxy.proxy.sandbox.Netns;
-import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.sandbox.Netns;
+import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.testkit.Kernel;
 
 /**

@@ -20,7 +20,7 @@ import io.nftproxy.proxy.manifest.Yaml;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
-import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.proxy.source.KubeModel;
 import io.nftproxy.proxy.source.ObjectStore;
 

@@ -12,7 +12,6 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 import io.nftproxy.netlink.nft.Inet;
-import io.nftproxy.proxy.bench.BenchState;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.NodeInfo;
@@ -36,7 +35,7 @@ class IptablesRendererTest {
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
         eps.put(fine, List.of(Endpoint.ready(Inet.parse("fd00:1::1"), 8080, "node-a")));
         NodeInfo node = NodeInfo.named("node-a");
-        IptablesRenderer renderer = new IptablesRenderer(BenchState.config());
+        IptablesRenderer renderer = new IptablesRenderer(IptablesSyncerTest.CONFIG);
         IptablesRenderer.Output without = renderer.render(new ProxyState(services, eps, node), IpFamily.V6);
 
         // The broken service's second endpoint has no address: its cluster-IP rules, its chain and

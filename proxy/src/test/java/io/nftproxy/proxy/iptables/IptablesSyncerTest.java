@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -11,8 +12,13 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
-import io.nftproxy.proxy.bench.BenchState;
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
@@ -23,6 +29,27 @@ import io.nftproxy.proxy.model.ServicePortName;
  * `BesideKubeProxyKernelTest` run it against the kernel.)
  */
 class IptablesSyncerTest {
+    static final ProxyConfig CONFIG = new ProxyConfig("node-a", List.of(Inet.parse("192.168.50.2")),
+            List.of(Cidr.parse("10.128.0.0/9")), List.of(Cidr.parse("10.96.0.0/12")), List.of(), false, 14, Duration.ZERO,
+            Duration.ofSeconds(30), "nftproxy");
+
+    /** {@code n} ClusterIP services of {@code k} endpoints each, on other nodes. */
+    static ProxyState state(int n, int k) {
+        Map<ServicePortName, ServicePort> svcs = new HashMap<>();
+        Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
+        for (int i = 0; i < n; i++) {
+            ServicePortName id = new ServicePortName("ns", "svc-" + i, "http", Protocol.TCP);
+            svcs.put(id, new ServicePort(id, List.of(Inet.parse("10.96.0." + (i + 1))), 80, 0, List.of(), List.of(), List.of(),
+                    false, false, 0, 0));
+            List<Endpoint> list = new ArrayList<>();
+            for (int j = 0; j < k; j++) {
+                list.add(Endpoint.ready(Inet.parse("10.128." + i + "." + (j + 1)), 8080, "node-b"));
+            }
+            eps.put(id, list);
+        }
+        return new ProxyState(svcs, eps, NodeInfo.named("node-a"));
+    }
+
     private record Call(List<String> cmd, String stdin) {
     }
 
@@ -53,8 +80,8 @@ class IptablesSyncerTest {
     @Test
     void firstSyncDeletesLeftoversAndAddsTheJumpsOnceLaterSyncsDeleteWhatWent() {
         FakeIptables ipt = new FakeIptables();
-        IptablesSyncer s = new IptablesSyncer(BenchState.config(), "node", ipt);
-        ProxyState state = BenchState.synthetic(3, 2, 0);
+        IptablesSyncer s = new IptablesSyncer(CONFIG, "node", ipt);
+        ProxyState state = state(3, 2);
         s.sync(state, null);
 
         assertTrue(ipt.calls.stream().allMatch(c -> c.cmd().subList(0, 4).equals(List.of("ip", "netns", "exec", "node"))),
@@ -75,7 +102,7 @@ class IptablesSyncerTest {
         Map<ServicePortName, ServicePort> fewer = new HashMap<>(state.services());
         ServicePortName gone = state.sortedServices().get(0).id();
         fewer.remove(gone);
-        String before = new IptablesRenderer(BenchState.config()).render(state, IpFamily.V4).restore();
+        String before = new IptablesRenderer(CONFIG).render(state, IpFamily.V4).restore();
         s.sync(new ProxyState(fewer, state.endpoints(), state.node()), null);
         assertTrue(ipt.of("iptables").isEmpty(), "jumps are ensured once");
         assertTrue(ipt.of("iptables-save").isEmpty(), "what we created is known: no need to read it back");
@@ -90,7 +117,7 @@ class IptablesSyncerTest {
     @Test
     void cleanupRemovesTheJumpsAndEveryChainOfOurs() {
         FakeIptables ipt = new FakeIptables();
-        IptablesSyncer s = new IptablesSyncer(BenchState.config(), "node", ipt);
+        IptablesSyncer s = new IptablesSyncer(CONFIG, "node", ipt);
         s.cleanup();
         assertEquals(IptablesRenderer.JUMPS.size(), ipt.of("iptables").stream().filter(c -> c.cmd().contains("-D")).count());
         String restore = ipt.of("iptables-restore").get(0).stdin();

@@ -23,28 +23,11 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.proxy.cli.Main;
-import io.nftproxy.proxy.sandbox.Netns;
 import io.nftproxy.testkit.Kernel;
 import io.nftproxy.testkit.TestNetns;
 
-/** The command line as users and scripts drive it: demo, run with a config file, dump, cleanup, takeover. */
+/** The command line as users and scripts drive it: run with a config file, dump, cleanup, takeover. */
 class CliKernelTest {
-    @Test
-    void theDemoShowsEverySemanticAndLeavesNothingBehind() {
-        Kernel.require();
-        ProxyRun.Result r = ProxyRun.cli("demo");
-        assertEquals(0, r.exit(), r.err() + r.out());
-        assertTrue(r.out().contains("10 x 10.244.1.2:8080 saw client 192.168.50.10"), r.out());
-        assertTrue(r.out().contains("REFUSED: rejected at once"), r.out());
-        assertTrue(r.out().contains("chain svc-demo/cart/tcp/80"), r.out());
-        assertTrue(r.out().contains("10.96.0.10 . tcp . 80 : goto pick-3"), r.out());
-        assertTrue(r.out().contains("kubeproxy_sync_proxy_rules_duration_seconds_count 1.0"), "the metrics it scraped");
-        for (String ep : List.of("10.244.1.2:8080", "10.244.1.3:8080", "10.244.1.4:8080")) {
-            assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith(ep)), "web spread includes " + ep + ": " + r.out());
-        }
-        assertFalse(Netns.run(List.of("ip", "netns", "list"), null).contains("nftproxy-demo"), "the sandbox is gone");
-    }
-
     @Test
     void configFileDumpTakeoverAndCleanup(@TempDir Path dir) throws Exception {
         try (TestNetns ns = TestNetns.create("nftp-cli"); NftClient nft = NftClient.open(ns.ns())) {

@@ -1,7 +1,7 @@
 package io.nftproxy.proxy.kernel;
 
-import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
-import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.REFUSED;
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.REFUSED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,7 +20,7 @@ import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftSet;
-import io.nftproxy.proxy.sandbox.Netns;
+import io.nftproxy.sandbox.Netns;
 
 /**
  * Which endpoint answers: ClientIP session affinity, serving-terminating fallback, topology hints,

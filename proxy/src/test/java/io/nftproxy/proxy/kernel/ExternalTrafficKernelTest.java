@@ -1,10 +1,10 @@
 package io.nftproxy.proxy.kernel;
 
-import io.nftproxy.proxy.sandbox.Netns;
+import io.nftproxy.sandbox.Netns;
 
-import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
-import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.REFUSED;
-import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.REFUSED;
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

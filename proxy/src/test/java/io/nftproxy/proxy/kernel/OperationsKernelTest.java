@@ -26,7 +26,7 @@ import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
-import io.nftproxy.proxy.sandbox.Netns;
+import io.nftproxy.sandbox.Netns;
 import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;

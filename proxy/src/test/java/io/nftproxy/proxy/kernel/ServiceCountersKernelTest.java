@@ -2,9 +2,9 @@ package io.nftproxy.proxy.kernel;
 
 import static io.nftproxy.proxy.kernel.OperationsKernelTest.config;
 import static io.nftproxy.proxy.kernel.OperationsKernelTest.scrape;
-import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
-import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.REFUSED;
-import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.REFUSED;
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,8 +22,8 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePortName;
-import io.nftproxy.proxy.sandbox.Netns;
-import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.sandbox.Netns;
+import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;

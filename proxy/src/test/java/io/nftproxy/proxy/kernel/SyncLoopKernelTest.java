@@ -1,7 +1,7 @@
 package io.nftproxy.proxy.kernel;
 
-import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
-import static io.nftproxy.proxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,7 +23,7 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.render.NftRenderer;
-import io.nftproxy.proxy.sandbox.Netns;
+import io.nftproxy.sandbox.Netns;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.sync.SyncListener;

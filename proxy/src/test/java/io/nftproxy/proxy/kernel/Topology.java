@@ -1,6 +1,6 @@
 package io.nftproxy.proxy.kernel;
 
-import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.testkit.Kernel;
 
 /** The sandbox network for kernel tests, after the skip/fail rule for kernel tests. */

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePortName;
-import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.sandbox.Sandbox;
 
 /**
  * The API server goes away and comes back (same address, same objects): what the proxy knew stays

@@ -27,7 +27,7 @@ import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.NftRenderer;
-import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncLoop;
 import io.nftproxy.proxy.sync.Syncer;

@@ -23,7 +23,7 @@ import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePortName;
-import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.sandbox.Sandbox;
 
 /** The watched manifest directory, against a store: what is read again, and what reaches the store. */
 class ManifestSourceTest {

@@ -1,4 +1,4 @@
-package io.nftproxy.proxy.bench;
+package io.nftproxy.tools.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

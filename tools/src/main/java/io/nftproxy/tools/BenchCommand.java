@@ -1,4 +1,4 @@
-package io.nftproxy.proxy.cli;
+package io.nftproxy.tools;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -19,16 +19,17 @@ import java.util.function.ObjIntConsumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import io.nftproxy.proxy.cli.Main;
 import io.nftproxy.proxy.config.Durations;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.proxy.bench.BenchState;
-import io.nftproxy.proxy.bench.BenchYaml;
-import io.nftproxy.proxy.bench.CompareBench;
-import io.nftproxy.proxy.bench.DaemonBench;
-import io.nftproxy.proxy.bench.KubeProxyNftLayout;
-import io.nftproxy.proxy.bench.ProcessDaemonBench;
-import io.nftproxy.proxy.bench.Report;
+import io.nftproxy.tools.bench.BenchState;
+import io.nftproxy.tools.bench.BenchYaml;
+import io.nftproxy.tools.bench.CompareBench;
+import io.nftproxy.tools.bench.DaemonBench;
+import io.nftproxy.tools.bench.KubeProxyNftLayout;
+import io.nftproxy.tools.bench.ProcessDaemonBench;
+import io.nftproxy.tools.bench.Report;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
@@ -315,10 +316,19 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    /** This JVM's java and jar, with the options bin/nftproxy gives a one-shot command. */
+    /**
+     * The product jar (the one a node runs), which the launcher names with -Dnftproxy.jar; else
+     * this jar, which holds the same classes.
+     */
+    static Path productJar() {
+        String named = System.getProperty("nftproxy.jar");
+        return named != null ? Path.of(named) : Path.of(BenchCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath());
+    }
+
+    /** This JVM's java and the product jar, with the options bin/nftproxy gives a one-shot command. */
     static List<String> freshJvm() {
         String java = ProcessHandle.current().info().command().orElse("java");
-        Path jar = Path.of(BenchCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath());
+        Path jar = productJar();
         List<String> cmd = new ArrayList<>(List.of(java));
         Path jsa = jar.resolveSibling("nftproxy.jsa");
         if (Files.isRegularFile(jar) && Files.isRegularFile(jsa)) {
@@ -328,10 +338,10 @@ final class BenchCommand implements Callable<Integer> {
         return cmd;
     }
 
-    /** This JVM's java and jar, with the options bin/nftproxy gives the daemon, and a heap limit. */
+    /** This JVM's java and the product jar, with the options bin/nftproxy gives the daemon, and a heap limit. */
     static List<String> daemonJvm(String heap) {
         String java = ProcessHandle.current().info().command().orElse("java");
-        Path jar = Path.of(BenchCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath());
+        Path jar = productJar();
         List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+ExitOnOutOfMemoryError",
                 "-XX:G1PeriodicGCInterval=15000", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30"));
         Path jsa = jar.resolveSibling("nftproxy.jsa");

@@ -1,4 +1,4 @@
-package io.nftproxy.proxy.bench;
+package io.nftproxy.tools.bench;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -24,7 +24,7 @@ import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
-import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.sandbox.Sandbox;
 
 /**
  * Backends side by side on the same generated services, each in a fresh network namespace: a

@@ -1,4 +1,4 @@
-package io.nftproxy.proxy.bench;
+package io.nftproxy.tools.bench;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;

@@ -1,4 +1,4 @@
-package io.nftproxy.proxy.cli;
+package io.nftproxy.tools;
 
 import static io.nftproxy.netlink.nft.NfTables.NFT_REG_1;
 

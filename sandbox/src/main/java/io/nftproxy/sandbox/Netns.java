@@ -1,4 +1,4 @@
-package io.nftproxy.proxy.sandbox;
+package io.nftproxy.sandbox;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package io.nftproxy.proxy.cli;
+package io.nftproxy.tools;
 
 import java.io.IOException;
 import java.nio.file.Files;

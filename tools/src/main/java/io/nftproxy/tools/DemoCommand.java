@@ -1,4 +1,4 @@
-package io.nftproxy.proxy.cli;
+package io.nftproxy.tools;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -30,8 +30,9 @@ import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
-import io.nftproxy.proxy.sandbox.Netns;
-import io.nftproxy.proxy.sandbox.Sandbox;
+import io.nftproxy.sandbox.Netns;
+import io.nftproxy.proxy.cli.DemoManifests;
+import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
@@ -68,7 +69,7 @@ final class DemoCommand implements Callable<Integer> {
             return 1;
         }
         long t0 = System.nanoTime();
-        Path dir = manifests != null ? manifests : examples();
+        Path dir = manifests != null ? manifests : DemoManifests.examples();
         Sandbox[] box = new Sandbox[1];
         Thread cleanup = new Thread(() -> {
             if (box[0] != null) {
@@ -230,7 +231,7 @@ final class DemoCommand implements Callable<Integer> {
                 // the hook runs anyway
             }
             if (manifests == null) {
-                deleteTree(dir);
+                DemoManifests.deleteTree(dir);
             }
         }
     }
@@ -272,23 +273,6 @@ final class DemoCommand implements Callable<Integer> {
         } else {
             out.println("  !! not as expected: " + otherwise);
             unexpected.add(otherwise);
-        }
-    }
-
-    static Path examples() throws IOException {
-        Path dir = Files.createTempDirectory("nftproxy-demo");
-        try (InputStream in = DemoCommand.class.getResourceAsStream("/io/nftproxy/demo/services.yaml")) {
-            if (in == null) {
-                throw new IOException("the demo manifests are missing from the jar");
-            }
-            Files.writeString(dir.resolve("services.yaml"), new String(in.readAllBytes(), StandardCharsets.UTF_8));
-        }
-        return dir;
-    }
-
-    static void deleteTree(Path dir) throws IOException {
-        try (var s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 }

@@ -1,0 +1,43 @@
+package io.nftproxy.tools;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.sandbox.Netns;
+import io.nftproxy.testkit.Kernel;
+
+/** The demo, as bin/nftproxy demo runs it from the tools jar: every semantic shown, nothing left behind. */
+class DemoKernelTest {
+    @Test
+    void theDemoShowsEverySemanticAndLeavesNothingBehind() {
+        Kernel.require();
+        PrintStream oldOut = System.out;
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        int exit;
+        try {
+            System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+            exit = Tools.execute("demo");
+        } finally {
+            System.setOut(oldOut);
+        }
+        String out = buf.toString(StandardCharsets.UTF_8);
+        assertEquals(0, exit, out);
+        assertTrue(out.contains("10 x 10.244.1.2:8080 saw client 192.168.50.10"), out);
+        assertTrue(out.contains("REFUSED: rejected at once"), out);
+        assertTrue(out.contains("chain svc-demo/cart/tcp/80"), out);
+        assertTrue(out.contains("10.96.0.10 . tcp . 80 : goto pick-3"), out);
+        assertTrue(out.contains("kubeproxy_sync_proxy_rules_duration_seconds_count 1.0"), "the metrics it scraped");
+        for (String ep : List.of("10.244.1.2:8080", "10.244.1.3:8080", "10.244.1.4:8080")) {
+            assertTrue(out.lines().anyMatch(l -> l.trim().startsWith(ep)), "web spread includes " + ep + ": " + out);
+        }
+        assertFalse(Netns.run(List.of("ip", "netns", "list"), null).contains("nftproxy-demo"), "the sandbox is gone");
+    }
+}
