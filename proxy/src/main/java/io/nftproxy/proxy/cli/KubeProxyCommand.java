@@ -233,8 +233,9 @@ final class KubeProxyCommand implements Callable<Integer> {
             launch.kubeconfig = kc == null || kc.isEmpty() ? null : Path.of(kc);
             launch.master = master;
         }
-        launch.cfg = new ProxyConfig(hostname(c), RunCommand.bindAddressIPs(c.bindAddress()), RunCommand.cidrs(c.clusterCIDRs()),
-                List.of(), RunCommand.nodePortCidrs(c.nodePortAddresses()), c.sync().masqueradeAll(), c.sync().masqueradeBit(),
+        launch.cfg = new ProxyConfig(hostname(c), RunCommand.bindAddressIPs(c.bindAddress()),
+                RunCommand.cidrs(c.clusterCIDRs(), config != null ? "clusterCIDR" : "--cluster-cidr"), List.of(),
+                RunCommand.nodePortCidrs(c.nodePortAddresses(), config != null ? "nodePortAddresses" : "--nodeport-addresses"), c.sync().masqueradeAll(), c.sync().masqueradeBit(),
                 c.sync().minSyncPeriod(), c.sync().syncPeriod(), ProxyConfig.DEFAULT_TABLE,
                 LocalDetection.parse(c.detectLocalMode(), c.bridgeInterface(), c.interfaceNamePrefix()));
         launch.iptables = iptables;

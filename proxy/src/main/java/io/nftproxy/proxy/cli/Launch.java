@@ -19,6 +19,7 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.iptables.IptablesSyncer;
+import io.nftproxy.proxy.nodesetup.KubeProxyLeftovers;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.source.KubernetesSource;
@@ -81,9 +82,18 @@ final class Launch {
              InstanceLock lock = dryRun ? null : InstanceLock.acquire(InstanceLock.DIR, netns, iptables ? "iptables" : cfg.table());
              NftClient client = iptables || dryRun ? null : NftClient.open(ns)) {
             Backend backend = iptables ? new IptablesSyncer(cfg, netns) : syncer(client);
+            // Once our rules are in: what kube-proxy left would go on handling service traffic
+            // beside them (not when kube-proxy runs beside us, serving the other services).
+            boolean removeLeftovers = !iptables && !dryRun && (proxyName == null || proxyName.isEmpty());
             SyncListener log = new SyncListener() {
+                private boolean leftoversRemoved;
+
                 @Override
                 public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
+                    if (removeLeftovers && !leftoversRemoved) {
+                        leftoversRemoved = true;
+                        KubeProxyLeftovers.remove(client);
+                    }
                     // The numbers again as key/values, for --logging-format json.
                     LOG.atInfo().addKeyValue("full", r.full()).addKeyValue("servicePorts", snap.state().services().size())
                             .addKeyValue("operations", r.commit().operations()).addKeyValue("elapsedMs", nanos / 1_000_000)

@@ -109,8 +109,9 @@ final class RunCommand implements Callable<Integer> {
         if (ips.isEmpty()) {
             ips.addAll(bindAddressIPs(file.bindAddress()));
         }
-        List<Cidr> cluster = cidrs(clusterCIDRs != null ? clusterCIDRs : file.clusterCIDRs());
-        List<Cidr> services = cidrs(serviceCIDRs);
+        List<Cidr> cluster = cidrs(clusterCIDRs != null ? clusterCIDRs : file.clusterCIDRs(),
+                clusterCIDRs != null ? "--cluster-cidr" : "clusterCIDR");
+        List<Cidr> services = cidrs(serviceCIDRs, "--service-cidr");
         List<String> npa = nodePortAddresses != null ? nodePortAddresses : file.nodePortAddresses();
         boolean masqAll = masqueradeAll != null ? masqueradeAll : file.sync().masqueradeAll();
         int bit = masqueradeBit != null ? masqueradeBit : file.sync().masqueradeBit();
@@ -119,7 +120,8 @@ final class RunCommand implements Callable<Integer> {
         LocalDetection local = LocalDetection.parse(detectLocalMode != null ? detectLocalMode : file.detectLocalMode(),
                 podBridgeInterface != null ? podBridgeInterface : file.bridgeInterface(),
                 podInterfaceNamePrefix != null ? podInterfaceNamePrefix : file.interfaceNamePrefix());
-        return new ProxyConfig(host, ips, cluster, services, nodePortCidrs(npa), masqAll, bit, min, full, ns.table, local)
+        return new ProxyConfig(host, ips, cluster, services,
+                nodePortCidrs(npa, nodePortAddresses != null ? "--nodeport-addresses" : "nodePortAddresses"), masqAll, bit, min, full, ns.table, local)
                 .withServiceCounters(serviceCounters);
     }
 
@@ -133,19 +135,24 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** nodePortAddresses: CIDRs, or "primary" (the default: the node's primary IPs), which is empty here. */
-    static List<Cidr> nodePortCidrs(List<String> npa) {
+    static List<Cidr> nodePortCidrs(List<String> npa, String what) {
         List<String> cidrs = npa.stream().filter(a -> !a.equals("primary")).toList();
         if (cidrs.size() < npa.size() && !cidrs.isEmpty()) {
-            throw new IllegalArgumentException("nodePortAddresses: 'primary' cannot be combined with CIDRs " + cidrs);
+            throw new IllegalArgumentException(what + ": 'primary' cannot be combined with CIDRs " + cidrs);
         }
-        return RunCommand.cidrs(cidrs);
+        return RunCommand.cidrs(cidrs, what);
     }
 
-    static List<Cidr> cidrs(List<String> in) {
+    /** CIDRs from a flag or a field; a bad one is an error naming it ({@code what}). */
+    static List<Cidr> cidrs(List<String> in, String what) {
         List<Cidr> out = new ArrayList<>();
         for (String s : in) {
             if (!s.isBlank()) {
-                out.add(Cidr.parse(s.trim()));
+                try {
+                    out.add(Cidr.parse(s.trim()));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException(what + " '" + s.trim() + "': " + e.getMessage(), e);
+                }
             }
         }
         return out;

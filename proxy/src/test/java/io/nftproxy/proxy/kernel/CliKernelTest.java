@@ -90,7 +90,8 @@ class CliKernelTest {
         ProxyRun.Result badCidr = ProxyRun.cli("run", "--manifests", "/tmp", "--cluster-cidr", "10.0.0.0/99", "--once",
                 "--hostname-override", "n");
         assertEquals(1, badCidr.exit());
-        assertTrue(badCidr.err().contains("prefix /99 out of range"), badCidr.err());
+        assertTrue(badCidr.err().contains("--cluster-cidr '10.0.0.0/99': ") && badCidr.err().contains("prefix /99 out of range"),
+                badCidr.err());
     }
 
     /** The command line in a new JVM with one capability dropped from its bounding set; stderr, or null on timeout. */
