@@ -75,6 +75,7 @@ final class Launch {
 
     @SuppressWarnings("try") // the lock is held while the try block runs; its body need not name it
     int run() throws Exception {
+        cfg = cfg.withDropInvalid(!tcpBeLiberal());
         ObjectStore store = new ObjectStore(cfg.hostname(),
                 proxyName == null || proxyName.isEmpty() ? ProxySelection.DEFAULT : new ProxySelection(proxyName));
         io.nftproxy.ffi.NetNamespace ns = netns == null ? null : io.nftproxy.ffi.NetNamespace.named(netns);
@@ -167,6 +168,33 @@ final class Launch {
             }
             // Rules stay in the kernel on exit, as kube-proxy leaves them: traffic keeps flowing.
             return 0;
+        }
+    }
+
+    /**
+     * Whether nf_conntrack_tcp_be_liberal is set in the namespace we program: then, as kube-proxy,
+     * no rule drops INVALID packets (conntrack marks only out-of-window resets INVALID). Unreadable
+     * counts as not set, as in kube-proxy.
+     */
+    private boolean tcpBeLiberal() {
+        io.nftproxy.ffi.NetNamespace ns = netns == null ? null : io.nftproxy.ffi.NetNamespace.named(netns);
+        Path sysctl = Path.of("/proc/sys/net/netfilter/nf_conntrack_tcp_be_liberal");
+        try {
+            String v = ns == null ? read(sysctl) : ns.call(() -> read(sysctl));
+            boolean liberal = !v.equals("0");
+            if (liberal) {
+                LOG.info("nf_conntrack_tcp_be_liberal set, not installing DROP rules for INVALID packets");
+            }
+            return liberal;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** A procfs file whole (Files.readString reads one byte of a file that reports size 0). */
+    private static String read(Path p) throws IOException {
+        try (java.io.InputStream in = Files.newInputStream(p)) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim();
         }
     }
 

@@ -11,7 +11,8 @@ import io.nftproxy.proxy.model.IpFamily;
 /**
  * The proxy's settings (flags and KubeProxyConfiguration merged). {@code nodePortAddresses} empty
  * means "primary": the node's own primary IPs. {@code serviceCounters} counts connections per
- * service port and endpoint in the kernel (--service-counters).
+ * service port and endpoint in the kernel (--service-counters). {@code dropInvalid} drops forwarded
+ * packets conntrack marks INVALID, as kube-proxy does unless nf_conntrack_tcp_be_liberal is set.
  */
 public record ProxyConfig(
         String hostname,
@@ -25,13 +26,14 @@ public record ProxyConfig(
         Duration syncPeriod,
         String table,
         LocalDetection localDetection,
-        boolean serviceCounters) {
+        boolean serviceCounters,
+        boolean dropInvalid) {
 
     public ProxyConfig(String hostname, List<InetAddress> nodeIPs, List<Cidr> clusterCIDRs, List<Cidr> serviceCIDRs,
                        List<Cidr> nodePortAddresses, boolean masqueradeAll, int masqueradeBit, Duration minSyncPeriod,
                        Duration syncPeriod, String table, LocalDetection localDetection) {
         this(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit, minSyncPeriod,
-                syncPeriod, table, localDetection, false);
+                syncPeriod, table, localDetection, false, false);
     }
 
     /** With kube-proxy's default local traffic detection (ClusterCIDR). */
@@ -86,7 +88,12 @@ public record ProxyConfig(
 
     public ProxyConfig withServiceCounters(boolean on) {
         return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit,
-                minSyncPeriod, syncPeriod, table, localDetection, on);
+                minSyncPeriod, syncPeriod, table, localDetection, on, dropInvalid);
+    }
+
+    public ProxyConfig withDropInvalid(boolean on) {
+        return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit,
+                minSyncPeriod, syncPeriod, table, localDetection, serviceCounters, on);
     }
 
     public Duration fullSyncPeriod() {

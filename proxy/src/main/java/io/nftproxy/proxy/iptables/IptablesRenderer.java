@@ -117,7 +117,9 @@ public final class IptablesRenderer {
             n("KUBE-POSTROUTING", "-m comment --comment \"kubernetes service traffic requiring SNAT\"",
                     "-j MASQUERADE --random-fully");
             n("KUBE-MARK-MASQ", "-j MARK --or-mark " + mark);
-            fl("KUBE-FORWARD", "-m conntrack --ctstate INVALID -j DROP");
+            if (config.dropInvalid()) {
+                fl("KUBE-FORWARD", "-m conntrack --ctstate INVALID -j DROP");
+            }
             fl("KUBE-FORWARD", "-m comment --comment \"kubernetes forwarding rules\"", "-m mark --mark " + mark + "/" + mark,
                     "-j ACCEPT");
             fl("KUBE-FORWARD", "-m comment --comment \"kubernetes forwarding conntrack rule\"",

@@ -154,8 +154,15 @@ final class GlobalChains extends RenderPart {
         base("filter-prerouting", "filter", Hook.PREROUTING, -110, jumpIfNew(true, FIREWALL_CHECK));
         base("filter-input", "filter", Hook.INPUT, -110,
                 jumpIfNew(true, NODEPORT_ENDPOINTS_CHECK, SERVICE_ENDPOINTS_CHECK));
-        base("filter-forward", "filter", Hook.FORWARD, -110,
-                jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, CLUSTER_IPS_CHECK));
+        List<List<Expr>> forward = new ArrayList<>();
+        if (b.config.dropInvalid()) {
+            // As kube-proxy: a segment conntrack cannot place (out of the TCP window, say) would
+            // reach the client without reverse NAT and reset its connection (kubernetes issues
+            // 74839 and 117924). Not installed when nf_conntrack_tcp_be_liberal is set.
+            forward.add(concat(RuleParts.ctStateInvalid(), verdict(Verdict.DROP)));
+        }
+        forward.addAll(jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, CLUSTER_IPS_CHECK));
+        base("filter-forward", "filter", Hook.FORWARD, -110, forward);
         base("filter-output", "filter", Hook.OUTPUT, -110,
                 jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, NODEPORT_ENDPOINTS_CHECK, FIREWALL_CHECK));
         // After the output DNAT (-100): what is still addressed to a ClusterIP found no service port.

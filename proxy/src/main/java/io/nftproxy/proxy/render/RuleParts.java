@@ -144,6 +144,13 @@ final class RuleParts {
                 new Cmp(NFT_REG_1, Cmp.Op.NEQ, Bytes.host32(0)));
     }
 
+    /** {@code ct state invalid}: conntrack could not place the packet (an out-of-window segment, bad flags). */
+    static List<Expr> ctStateInvalid() {
+        return List.of(Ct.load(Ct.NFT_CT_STATE, NFT_REG_1),
+                new Bitwise(NFT_REG_1, NFT_REG_1, 4, Bytes.host32(Ct.STATE_INVALID), Bytes.host32(0)),
+                new Cmp(NFT_REG_1, Cmp.Op.NEQ, Bytes.host32(0)));
+    }
+
     /** {@code ct status dnat}. */
     static List<Expr> ctStatusDnat() {
         return List.of(Ct.load(Ct.NFT_CT_STATUS, NFT_REG_1),

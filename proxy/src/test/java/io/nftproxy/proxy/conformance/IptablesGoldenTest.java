@@ -38,7 +38,7 @@ class IptablesGoldenTest {
         return new ProxyConfig("node-a", List.of(Inet.parse(Sandbox.NODE_IP), Inet.parse(Sandbox.NODE_IP6)),
                 List.of(Cidr.parse("10.244.0.0/16"), Cidr.parse("fd00:244::/64")),
                 List.of(Cidr.parse("10.96.0.0/16"), Cidr.parse("fd00:96::/64")), List.of(), false, 14, Duration.ofSeconds(1),
-                Duration.ofSeconds(30), "nftproxy");
+                Duration.ofSeconds(30), "nftproxy").withDropInvalid(true); // kube-proxy's, with be_liberal unset
     }
 
     @ParameterizedTest(name = "{0}")
