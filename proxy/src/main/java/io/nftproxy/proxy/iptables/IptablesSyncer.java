@@ -148,7 +148,47 @@ public final class IptablesSyncer implements Backend {
         return sb.append("COMMIT\n").toString();
     }
 
+    /**
+     * kube-proxy's canary: an empty chain KUBE-PROXY-CANARY in the mangle, nat and filter tables.
+     * Whoever flushes or deletes a table's chains (a firewall restarting, iptables -F -X) takes it
+     * with ours; {@link #canariesPresent} tells, and a full resync puts everything back.
+     */
+    static final String CANARY = "KUBE-PROXY-CANARY";
+    static final List<String> CANARY_TABLES = List.of("mangle", "nat", "filter");
+
+    private void ensureCanaries(IpFamily f) {
+        for (String table : CANARY_TABLES) {
+            try {
+                runner.run(cmd(tool(f, "iptables"), "-w", "-t", table, "-N", CANARY), null);
+            } catch (IllegalStateException exists) {
+                // there already
+            }
+        }
+    }
+
+    /** Whether every canary chain is still there, in both families; checked every sync period, as kube-proxy does. */
+    public boolean canariesPresent() {
+        for (IpFamily f : IpFamily.values()) {
+            for (String table : CANARY_TABLES) {
+                try {
+                    runner.run(cmd(tool(f, "iptables"), "-w", "-t", table, "-S", CANARY), null);
+                } catch (IllegalStateException gone) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** After a canary went: what we committed may be gone too; the next sync restores all, jumps and canaries included. */
+    @Override
+    public void forgetCommitted() {
+        committed.clear();
+        jumpsEnsured = false;
+    }
+
     private void ensureJumps(IpFamily f) {
+        ensureCanaries(f);
         for (List<String> j : IptablesRenderer.JUMPS) {
             List<String> rule = j.subList(2, j.size());
             List<String> check = new ArrayList<>(cmd(tool(f, "iptables"), "-w", "-t", j.get(0), "-C", j.get(1)));

@@ -36,10 +36,14 @@ import io.nftproxy.proxy.sync.Syncer;
  * them and leaves the rules in the kernel, as kube-proxy does.
  */
 public final class ProxyServer implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ProxyServer.class);
     private final List<AutoCloseable> parts = new ArrayList<>();
     private final ProxyMetrics metrics;
     private final HealthState health;
     private final SyncLoop loop;
+    private final Backend backend;
+    private final java.time.Duration canaryPeriod;
+    private volatile Thread canaryWatch;
     private ServiceCounters counters;
     private HealthServer healthServer;
     private ProbeServer metricsServer;
@@ -59,6 +63,8 @@ public final class ProxyServer implements AutoCloseable {
      */
     public ProxyServer(ProxyConfig cfg, ObjectStore store, Backend backend, NftClient driftClient, NetNamespace netns,
                        InetSocketAddress metricsAt, InetSocketAddress healthAt, SyncListener extra) throws IOException {
+        this.backend = backend;
+        this.canaryPeriod = cfg.syncPeriod();
         metrics = new ProxyMetrics(store);
         // kube-proxy's health timeout: twice the sync period.
         health = new HealthState(Clock.systemUTC(), cfg.syncPeriod().multipliedBy(2));
@@ -147,6 +153,38 @@ public final class ProxyServer implements AutoCloseable {
 
     public void start() {
         loop.start();
+        if (backend instanceof IptablesSyncer ipt) {
+            watchCanaries(ipt);
+        }
+    }
+
+    /**
+     * The iptables backend has no kernel events to tell it that someone flushed its chains: as
+     * kube-proxy does, it looks for its canary chains every sync period, and resyncs everything
+     * when one is gone (the nftables backend hears of drift at once, through the kernel's events).
+     */
+    private void watchCanaries(IptablesSyncer ipt) {
+        Thread t = new Thread(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    Thread.sleep(canaryPeriod.toMillis()); // the period between checks, as kube-proxy's monitor
+                } catch (InterruptedException e) {
+                    return;
+                }
+                try {
+                    if (!ipt.canariesPresent()) {
+                        LOG.warn("iptables: a {} chain is gone (someone flushed the tables?): resyncing everything",
+                                "KUBE-PROXY-CANARY");
+                        loop.requestRepair();
+                    }
+                } catch (RuntimeException e) {
+                    LOG.debug("checking the iptables canaries failed: {}", e.getMessage());
+                }
+            }
+        }, "iptables-canary");
+        t.setDaemon(true);
+        t.start();
+        canaryWatch = t;
     }
 
     public int metricsPort() {
@@ -172,6 +210,10 @@ public final class ProxyServer implements AutoCloseable {
 
     @Override
     public void close() {
+        Thread watch = canaryWatch;
+        if (watch != null) {
+            watch.interrupt();
+        }
         if (loop != null) {
             loop.close();
         }
