@@ -75,6 +75,11 @@ final class Launch {
 
     @SuppressWarnings("try") // the lock is held while the try block runs; its body need not name it
     int run() throws Exception {
+        if (iptables && !dryRun && !onPath("iptables-restore")) {
+            // The reference backend drives iptables' own tools; the image ships none.
+            throw new IllegalArgumentException("iptables mode needs iptables-restore, which is not installed here"
+                    + " (nftproxy's image has none): use mode nftables, or install iptables");
+        }
         cfg = cfg.withDropInvalid(!tcpBeLiberal());
         ObjectStore store = new ObjectStore(cfg.hostname(),
                 proxyName == null || proxyName.isEmpty() ? ProxySelection.DEFAULT : new ProxySelection(proxyName));
@@ -169,6 +174,16 @@ final class Launch {
             // Rules stay in the kernel on exit, as kube-proxy leaves them: traffic keeps flowing.
             return 0;
         }
+    }
+
+    private static boolean onPath(String tool) {
+        String path = System.getenv().getOrDefault("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+        for (String dir : (path + ":/usr/sbin:/sbin").split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, tool))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
