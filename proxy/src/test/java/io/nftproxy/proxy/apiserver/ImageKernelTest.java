@@ -110,4 +110,28 @@ class ImageKernelTest {
         return TestNetns.run(List.of("podman", "logs", container), null) + TestNetns.run(List.of("sh", "-c",
                 "podman logs " + container + " 2>&1 >/dev/null"), null);
     }
+
+    /** kubeadm's file with mode: iptables, in an image that has no iptables: refused at once, in one line. */
+    @Test
+    void iptablesModeIsRefusedInAnImageWithoutIptables(@TempDir Path dir) throws Exception {
+        Kernel.require();
+        if (!imagePresent()) {
+            String why = "no image " + IMAGE + ": build it with deploy/image/build";
+            if (Kernel.required()) {
+                throw new AssertionError(why);
+            }
+            Assumptions.abort(why);
+        }
+        try (ControlPlane k8s = new ControlPlane(dir, "iptables")) {
+            List<String> cmd = podman(k8s, dir, "nftproxy-test-ipt-" + Long.toHexString(System.nanoTime()),
+                    List.of("--rm", "--cap-drop=all", "--cap-add=NET_ADMIN"), List.of("/usr/local/bin/kube-proxy",
+                            "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=node-a"));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "it exits");
+            String out = new String(p.getInputStream().readAllBytes());
+            assertEquals(1, p.exitValue(), out);
+            assertTrue(out.contains("nftproxy: iptables mode needs iptables-restore, which is not installed here"), out);
+            assertTrue(!out.contains("\tat "), out);
+        }
+    }
 }
