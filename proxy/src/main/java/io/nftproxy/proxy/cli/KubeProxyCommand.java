@@ -219,6 +219,7 @@ final class KubeProxyCommand implements Callable<Integer> {
         if (cleanup) {
             return CleanupCommand.cleanupEverything(null, ProxyConfig.DEFAULT_TABLE);
         }
+        Launch.checkBackend(iptables);
         // The privileged part of the start-up. After it (--init-only, in a privileged init container)
         // the long-running container, with NET_ADMIN only, finds everything set and writes nothing.
         ConntrackSysctls.apply(c.conntrack(), Path.of("/proc/sys"), Path.of("/sys"), ConntrackSysctls.inHostNamespace());

@@ -75,10 +75,8 @@ final class Launch {
 
     @SuppressWarnings("try") // the lock is held while the try block runs; its body need not name it
     int run() throws Exception {
-        if (iptables && !dryRun && !onPath("iptables-restore")) {
-            // The reference backend drives iptables' own tools; the image ships none.
-            throw new IllegalArgumentException("iptables mode needs iptables-restore, which is not installed here"
-                    + " (nftproxy's image has none): use mode nftables, or install iptables");
+        if (!dryRun) {
+            checkBackend(iptables);
         }
         cfg = cfg.withDropInvalid(!tcpBeLiberal());
         ObjectStore store = new ObjectStore(cfg.hostname(),
@@ -173,6 +171,14 @@ final class Launch {
             }
             // Rules stay in the kernel on exit, as kube-proxy leaves them: traffic keeps flowing.
             return 0;
+        }
+    }
+
+    /** The reference backend drives iptables' own tools; nftproxy's image ships none: say so before anything else. */
+    static void checkBackend(boolean iptables) {
+        if (iptables && !onPath("iptables-restore")) {
+            throw new IllegalArgumentException("iptables mode needs iptables-restore, which is not installed here"
+                    + " (nftproxy's image has none): use mode nftables, or install iptables");
         }
     }
 
