@@ -32,6 +32,18 @@ class ImageKernelTest {
         Sandbox.eventually(Duration.ofSeconds(90), check, what);
     }
 
+    /** The kernel and the image: skipped without them, except in CI, where that fails. */
+    static void requireImage() {
+        Kernel.require();
+        if (!imagePresent()) {
+            String why = "no image " + IMAGE + ": build it with deploy/image/build";
+            if (Kernel.required()) {
+                throw new AssertionError(why);
+            }
+            Assumptions.abort(why);
+        }
+    }
+
     static boolean imagePresent() {
         try {
             TestNetns.run(List.of("podman", "image", "exists", IMAGE), null);
@@ -61,14 +73,7 @@ class ImageKernelTest {
 
     @Test
     void theImageRunsAsKubeProxysDaemonSetRunsIt(@TempDir Path dir) throws Exception {
-        Kernel.require();
-        if (!imagePresent()) {
-            String why = "no image " + IMAGE + ": build it with deploy/image/build";
-            if (Kernel.required()) {
-                throw new AssertionError(why);
-            }
-            Assumptions.abort(why);
-        }
+        requireImage();
         String name = "nftproxy-test-" + Long.toHexString(System.nanoTime());
         try (ControlPlane k8s = new ControlPlane(dir, "")) {
             k8s.admin.services().inNamespace("shop").resource(ApiServerAwayKernelTest.service("cart", "10.96.7.1")).create();
@@ -114,14 +119,7 @@ class ImageKernelTest {
     /** kubeadm's file with mode: iptables, in an image that has no iptables: refused at once, in one line. */
     @Test
     void iptablesModeIsRefusedInAnImageWithoutIptables(@TempDir Path dir) throws Exception {
-        Kernel.require();
-        if (!imagePresent()) {
-            String why = "no image " + IMAGE + ": build it with deploy/image/build";
-            if (Kernel.required()) {
-                throw new AssertionError(why);
-            }
-            Assumptions.abort(why);
-        }
+        requireImage();
         try (ControlPlane k8s = new ControlPlane(dir, "iptables")) {
             List<String> cmd = podman(k8s, dir, "nftproxy-test-ipt-" + Long.toHexString(System.nanoTime()),
                     List.of("--rm", "--cap-drop=all", "--cap-add=NET_ADMIN"), List.of("/usr/local/bin/kube-proxy",

@@ -3,36 +3,14 @@ package io.nftproxy.proxy.health;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.proxy.ManualClock;
+
 /** kube-proxy's health rule, in virtual time, plus ours: rules known missing are unhealthy at once. */
 class HealthStateTest {
-    /** A clock the test moves. */
-    static final class ManualClock extends Clock {
-        Instant now = Instant.parse("2026-11-22T12:00:00Z");
-
-        @Override
-        public ZoneOffset getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
-
     @Test
     void aPendingChangeTurnsUnhealthyOnlyAfterTheTimeout() {
         ManualClock clock = new ManualClock();

@@ -6,36 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 
 import io.fabric8.kubernetes.client.Config;
 import org.junit.jupiter.api.Test;
+
+import io.nftproxy.proxy.ManualClock;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A kubeconfig as a node's components read it: errors naming the file, --master over it, a rotated token file. */
 class KubeconfigTest {
-    static final class ManualClock extends Clock {
-        Instant now = Instant.parse("2026-11-23T12:00:00Z");
-
-        @Override
-        public ZoneOffset getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
-
     static Path kubeconfig(Path dir, String user) throws Exception {
         Path k = dir.resolve("kubeconfig");
         Files.writeString(k, """
