@@ -2,15 +2,15 @@ package io.nftproxy.proxy.cli;
 
 import java.util.concurrent.Callable;
 
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-
+import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.iptables.IptablesSyncer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 
 /** Removes everything nftproxy created: its tables, in one transaction. */
 @Command(name = "cleanup", mixinStandardHelpOptions = true, description = "Delete everything nftproxy created.")
@@ -54,7 +54,7 @@ final class CleanupCommand implements Callable<Integer> {
     }
 
     private static int removeTables(String netns, String table) throws Exception {
-        try (NftClient c = NftClient.open(netns == null ? null : io.nftproxy.ffi.NetNamespace.named(netns))) {
+        try (NftClient c = NftClient.open(netns == null ? null : NetNamespace.named(netns))) {
             Transaction tx = new Transaction();
             for (Family f : new Family[] {Family.IP, Family.IP6}) {
                 // add then delete: removes the table whether or not it exists, on any kernel.

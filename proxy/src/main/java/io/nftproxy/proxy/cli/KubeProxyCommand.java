@@ -152,6 +152,11 @@ final class KubeProxyCommand implements Callable<Integer> {
     Boolean logSplitStream;
     @Option(names = {"--log-json-info-buffer-size", "--log-text-info-buffer-size"}) String logInfoBufferSize;
 
+    // nftproxy's own, beside kube-proxy's flags (not a KubeProxyConfiguration field).
+    @Option(names = "--service-counters", description = "Count connections per service port and endpoint in the kernel"
+            + " (nftproxy's own flag; see nftproxy run --help).")
+    boolean serviceCounters;
+
     // Windows' flags: refused.
     @Option(names = {"--windows-service", "--enable-dsr", "--forward-healthcheck-vip"}, arity = "0..1", fallbackValue = "true")
     Boolean windowsFlag;
@@ -238,7 +243,8 @@ final class KubeProxyCommand implements Callable<Integer> {
                 RunCommand.cidrs(c.clusterCIDRs(), config != null ? "clusterCIDR" : "--cluster-cidr"), List.of(),
                 RunCommand.nodePortCidrs(c.nodePortAddresses(), config != null ? "nodePortAddresses" : "--nodeport-addresses"), c.sync().masqueradeAll(), c.sync().masqueradeBit(),
                 c.sync().minSyncPeriod(), c.sync().syncPeriod(), ProxyConfig.DEFAULT_TABLE,
-                LocalDetection.parse(c.detectLocalMode(), c.bridgeInterface(), c.interfaceNamePrefix()));
+                LocalDetection.parse(c.detectLocalMode(), c.bridgeInterface(), c.interfaceNamePrefix()))
+                .withServiceCounters(serviceCounters && !iptables);
         launch.iptables = iptables;
         launch.proxyName = c.serviceProxyName().isEmpty() ? null : c.serviceProxyName();
         launch.healthzAt = c.healthzBindAddress();

@@ -13,6 +13,7 @@ import org.slf4j.LoggerFactory;
 
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftClient;
@@ -20,10 +21,11 @@ import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.iptables.IptablesSyncer;
 import io.nftproxy.proxy.nodesetup.KubeProxyLeftovers;
+import io.nftproxy.proxy.nodesetup.Procfs;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.server.ProxyServer;
-import io.nftproxy.proxy.source.KubernetesSource;
 import io.nftproxy.proxy.source.Kubeconfig;
+import io.nftproxy.proxy.source.KubernetesSource;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.source.ProxySelection;
@@ -81,7 +83,7 @@ final class Launch {
         cfg = cfg.withDropInvalid(!tcpBeLiberal());
         ObjectStore store = new ObjectStore(cfg.hostname(),
                 proxyName == null || proxyName.isEmpty() ? ProxySelection.DEFAULT : new ProxySelection(proxyName));
-        io.nftproxy.ffi.NetNamespace ns = netns == null ? null : io.nftproxy.ffi.NetNamespace.named(netns);
+        NetNamespace ns = netns == null ? null : NetNamespace.named(netns);
         try (Source source = openSource(store);
              InstanceLock lock = dryRun ? null : InstanceLock.acquire(InstanceLock.DIR, netns, iptables ? "iptables" : cfg.table());
              NftClient client = iptables || dryRun ? null : NftClient.open(ns)) {
@@ -144,7 +146,7 @@ final class Launch {
      * start; syncing starts once the source has listed everything once (an API server that does
      * not answer is retried meanwhile, and the rules of an earlier run stay in the kernel).
      */
-    private int serve(ObjectStore store, Backend backend, NftClient client, io.nftproxy.ffi.NetNamespace ns, SyncListener log,
+    private int serve(ObjectStore store, Backend backend, NftClient client, NetNamespace ns, SyncListener log,
                       Source source) throws Exception {
         if (oomScoreAdj != null) {
             applyOomScoreAdj(oomScoreAdj);
@@ -198,10 +200,10 @@ final class Launch {
      * counts as not set, as in kube-proxy.
      */
     private boolean tcpBeLiberal() {
-        io.nftproxy.ffi.NetNamespace ns = netns == null ? null : io.nftproxy.ffi.NetNamespace.named(netns);
+        NetNamespace ns = netns == null ? null : NetNamespace.named(netns);
         Path sysctl = Path.of("/proc/sys/net/netfilter/nf_conntrack_tcp_be_liberal");
         try {
-            String v = ns == null ? read(sysctl) : ns.call(() -> read(sysctl));
+            String v = ns == null ? Procfs.read(sysctl) : ns.call(() -> Procfs.read(sysctl));
             boolean liberal = !v.equals("0");
             if (liberal) {
                 LOG.info("nf_conntrack_tcp_be_liberal set, not installing DROP rules for INVALID packets");
@@ -212,12 +214,6 @@ final class Launch {
         }
     }
 
-    /** A procfs file whole (Files.readString reads one byte of a file that reports size 0). */
-    private static String read(Path p) throws IOException {
-        try (java.io.InputStream in = Files.newInputStream(p)) {
-            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim();
-        }
-    }
 
     /**
      * kube-proxy's OOM score adjustment (-999 by default: the last process on the node to be

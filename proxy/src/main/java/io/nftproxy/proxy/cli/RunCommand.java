@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 
 import org.slf4j.Logger;
@@ -100,7 +101,7 @@ final class RunCommand implements Callable<Integer> {
 
     ProxyConfig proxyConfig(KubeProxyConfiguration file) throws Exception {
         String host = hostname != null ? hostname
-                : !file.hostnameOverride().isBlank() ? file.hostnameOverride().trim().toLowerCase(java.util.Locale.ROOT)
+                : !file.hostnameOverride().isBlank() ? file.hostnameOverride().trim().toLowerCase(Locale.ROOT)
                 : InetAddress.getLocalHost().getHostName();
         List<InetAddress> ips = new ArrayList<>();
         for (String s : nodeIPs) {

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 import org.slf4j.Logger;
@@ -132,12 +133,11 @@ public final class ConntrackSysctls {
         return plan;
     }
 
-    private static java.util.Optional<Long> read(Path p) {
-        // Not Files.readString: procfs reports a size of 0, and the JDK then reads a single byte.
-        try (java.io.InputStream in = Files.newInputStream(p)) {
-            return java.util.Optional.of(Long.parseLong(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim()));
+    private static Optional<Long> read(Path p) {
+        try {
+            return Optional.of(Long.parseLong(Procfs.read(p)));
         } catch (IOException | NumberFormatException e) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 

@@ -12,6 +12,7 @@ import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.nft.Op;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.TableContents;
@@ -120,7 +121,7 @@ public final class KubeProxyLeftovers {
                 return;
             }
             client.commit(tx);
-            long chains = tx.ops().stream().filter(o -> o.verb() == io.nftproxy.netlink.nft.Op.Verb.DELETE
+            long chains = tx.ops().stream().filter(o -> o.verb() == Op.Verb.DELETE
                     && o.object() instanceof Chain).count();
             LOG.info("removed what kube-proxy left: {} iptables chains (and the rules jumping to them){}", chains,
                     kubeProxy.isEmpty() ? "" : ", its nftables tables " + kubeProxy.stream().map(Table::toString).toList());

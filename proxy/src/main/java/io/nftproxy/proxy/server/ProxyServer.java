@@ -4,8 +4,12 @@ import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.ct.ConntrackClient;
@@ -36,13 +40,13 @@ import io.nftproxy.proxy.sync.Syncer;
  * them and leaves the rules in the kernel, as kube-proxy does.
  */
 public final class ProxyServer implements AutoCloseable {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ProxyServer.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ProxyServer.class);
     private final List<AutoCloseable> parts = new ArrayList<>();
     private final ProxyMetrics metrics;
     private final HealthState health;
     private final SyncLoop loop;
     private final Backend backend;
-    private final java.time.Duration canaryPeriod;
+    private final Duration canaryPeriod;
     private volatile Thread canaryWatch;
     private ServiceCounters counters;
     private HealthServer healthServer;

@@ -8,6 +8,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.function.Function;
 
 import io.fabric8.kubernetes.api.model.AuthInfo;
 import io.fabric8.kubernetes.api.model.NamedAuthInfo;
@@ -118,7 +119,7 @@ public final class Kubeconfig {
         return c;
     }
 
-    private static <T> T named(List<T> items, String name, java.util.function.Function<T, String> nameOf, Path file, String what)
+    private static <T> T named(List<T> items, String name, Function<T, String> nameOf, Path file, String what)
             throws InvalidKubeconfigException {
         if (items != null) {
             for (T t : items) {

@@ -1,16 +1,22 @@
 package io.nftproxy.proxy.source;
 
 import java.io.IOException;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.MicroTime;
@@ -28,8 +34,6 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.ReducedStateItemStore;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A live cluster as the source: shared informers on Services, EndpointSlices and this node's Node
@@ -73,7 +77,7 @@ public final class KubernetesSource implements Source {
     }
 
     /** How often the informers hand every object over again (kube-proxy's configSyncPeriod; 15 minutes by default). */
-    public void resyncEvery(java.time.Duration period) {
+    public void resyncEvery(Duration period) {
         resyncMillis = period.toMillis();
     }
 
@@ -147,7 +151,7 @@ public final class KubernetesSource implements Source {
     private void watchWatches() {
         Thread t = new Thread(() -> {
             Map<String, SharedIndexInformer<?>> watched = Map.of("services", services, "endpointslices", slices, "nodes", nodes);
-            Map<String, Boolean> was = new java.util.HashMap<>();
+            Map<String, Boolean> was = new HashMap<>();
             while (!closed) {
                 watched.forEach((what, informer) -> {
                     boolean watching = informer.isWatching();
@@ -194,7 +198,7 @@ public final class KubernetesSource implements Source {
                 ? k.getCode() + " " + k.getStatus().getMessage() : root.getMessage();
         if (m == null || m.isBlank()) {
             m = root.getClass().getSimpleName();
-        } else if (root instanceof java.net.UnknownHostException) {
+        } else if (root instanceof UnknownHostException) {
             m = "unknown host " + m;
         }
         return m.lines().findFirst().orElse(m);

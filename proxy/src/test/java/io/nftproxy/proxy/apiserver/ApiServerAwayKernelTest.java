@@ -10,7 +10,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Service;
@@ -20,9 +24,7 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
+import io.nftproxy.proxy.cli.DryRunCliTest;
 import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.testkit.Kernel;
 import io.nftproxy.testkit.TestNetns;
@@ -104,7 +106,7 @@ class ApiServerAwayKernelTest {
                 front.up();
                 eventually(() -> NodeProcess.get(health, "/healthz") == 200, "/healthz turns 200 after the first sync");
                 assertTrue(node.exec("nft", "list", "table", "ip", "nftproxy").contains("10.96.7.1"));
-                assertEquals(java.util.Set.of("nftproxy-test-token"), front.tokens(), "the token file's token is presented");
+                assertEquals(Set.of("nftproxy-test-token"), front.tokens(), "the token file's token is presented");
 
                 // 3. It goes away while the proxy runs: the proxy stays, alive and ready, the rules stay.
                 front.down();
@@ -133,19 +135,19 @@ class ApiServerAwayKernelTest {
 
     @Test
     void aMissingOrInvalidKubeconfigIsOneLineNamingTheFile(@TempDir Path dir) throws Exception {
-        io.nftproxy.proxy.cli.DryRunCliTest.Result missing = io.nftproxy.proxy.cli.DryRunCliTest.cli("run", "--kubeconfig",
+        DryRunCliTest.Result missing = DryRunCliTest.cli("run", "--kubeconfig",
                 dir.resolve("nokube").toString(), "--once", "--dry-run", "--hostname-override", "n");
         assertEquals(1, missing.exit());
         assertEquals("nftproxy: kubeconfig " + dir.resolve("nokube") + ": no such file\n", missing.err());
         Path bad = dir.resolve("bad");
         Files.writeString(bad, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\n");
-        io.nftproxy.proxy.cli.DryRunCliTest.Result invalid = io.nftproxy.proxy.cli.DryRunCliTest.cli("run", "--kubeconfig",
+        DryRunCliTest.Result invalid = DryRunCliTest.cli("run", "--kubeconfig",
                 bad.toString(), "--once", "--dry-run", "--hostname-override", "n");
         assertEquals(1, invalid.exit());
         assertEquals("nftproxy: kubeconfig " + bad + " has no current-context and no contexts\n", invalid.err());
         Path noToken = kubeconfig(dir, "https://127.0.0.1:1");
         Files.delete(dir.resolve("token"));
-        io.nftproxy.proxy.cli.DryRunCliTest.Result tokenless = io.nftproxy.proxy.cli.DryRunCliTest.cli("run", "--kubeconfig",
+        DryRunCliTest.Result tokenless = DryRunCliTest.cli("run", "--kubeconfig",
                 noToken.toString(), "--once", "--dry-run", "--hostname-override", "n");
         assertEquals(1, tokenless.exit());
         assertEquals("nftproxy: kubeconfig " + noToken + ": user 'default': tokenFile " + dir.resolve("token")

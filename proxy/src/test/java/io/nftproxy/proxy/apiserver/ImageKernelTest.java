@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -125,7 +126,7 @@ class ImageKernelTest {
                     List.of("--rm", "--cap-drop=all", "--cap-add=NET_ADMIN"), List.of("/usr/local/bin/kube-proxy",
                             "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=node-a"));
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "it exits");
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS), "it exits");
             String out = new String(p.getInputStream().readAllBytes());
             assertEquals(1, p.exitValue(), out);
             assertTrue(out.contains("nftproxy: iptables mode needs iptables-restore, which is not installed here"), out);

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import io.nftproxy.proxy.cli.DryRunCliTest;
 import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.testkit.Kernel;
 import io.nftproxy.testkit.TestNetns;
@@ -63,7 +64,7 @@ class KubeadmDropInKernelTest {
                 assertTrue(!proxy.output().contains("\tat "), "no stack traces:\n" + proxy.output());
             } finally {
                 if (!mode.isEmpty()) {
-                    io.nftproxy.proxy.cli.DryRunCliTest.cli("cleanup", "--netns", node.name(), "--mode", "all");
+                    DryRunCliTest.cli("cleanup", "--netns", node.name(), "--mode", "all");
                 }
             }
         }

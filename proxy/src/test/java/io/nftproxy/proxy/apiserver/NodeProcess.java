@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.nftproxy.ffi.NativeException;
+import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.proxy.cli.Main;
 
 /**
@@ -97,10 +99,10 @@ public final class NodeProcess implements AutoCloseable {
     }
 
     /** The same, from inside network namespace {@code ns}. */
-    public static Answer fetch(io.nftproxy.ffi.NetNamespace ns, int port, String path) {
+    public static Answer fetch(NetNamespace ns, int port, String path) {
         try {
             return ns.call(() -> fetch(port, path));
-        } catch (io.nftproxy.ffi.NativeException e) {
+        } catch (NativeException e) {
             return new Answer(-1, e.toString());
         }
     }

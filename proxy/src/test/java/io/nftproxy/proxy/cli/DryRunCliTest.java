@@ -18,6 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import io.nftproxy.proxy.config.KubeProxyConfigReaderTestAccess;
+
 /** The commands that need no kernel: {@code selftest} and {@code run --once --dry-run}. Run without root. */
 public class DryRunCliTest {
     /** What one command line did. */
@@ -118,7 +120,7 @@ public class DryRunCliTest {
     @Test
     void kubeadmsConfigFileRunsAndItsModeCounts(@TempDir Path dir) throws Exception {
         Path cfg = dir.resolve("config.conf");
-        Files.writeString(cfg, io.nftproxy.proxy.config.KubeProxyConfigReaderTestAccess.kubeadmConfig());
+        Files.writeString(cfg, KubeProxyConfigReaderTestAccess.kubeadmConfig());
         Path manifests = Files.createDirectory(dir.resolve("m"));
         Files.writeString(manifests.resolve("svc.yaml"), web(""));
         Result r = cli("run", "--config", cfg.toString(), "--manifests", manifests.toString(), "--once", "--dry-run",

@@ -146,4 +146,10 @@ class KubeProxyFlagsTest {
         assertEquals(1, bad.exit());
         assertTrue(bad.err().contains("nftproxy: the command line: --iptables-masquerade-bit must be in [0, 31], not 40"), bad.err());
     }
+
+    @Test
+    void serviceCountersIsNftproxysOwnFlagBesideKubeProxys() {
+        CommandLine.ParseResult parsed = new CommandLine(new Main()).parseArgs("kube-proxy", "--config=/c", "--service-counters");
+        assertTrue(((KubeProxyCommand) parsed.subcommand().commandSpec().userObject()).serviceCounters);
+    }
 }
