@@ -244,7 +244,7 @@ final class KubeProxyCommand implements Callable<Integer> {
                 RunCommand.nodePortCidrs(c.nodePortAddresses(), config != null ? "nodePortAddresses" : "--nodeport-addresses"), c.sync().masqueradeAll(), c.sync().masqueradeBit(),
                 c.sync().minSyncPeriod(), c.sync().syncPeriod(), ProxyConfig.DEFAULT_TABLE,
                 LocalDetection.parse(c.detectLocalMode(), c.bridgeInterface(), c.interfaceNamePrefix()))
-                .withServiceCounters(serviceCounters && !iptables);
+                .withServiceCounters(serviceCounters && !iptables).withBindHardFail(c.bindAddressHardFail());
         launch.iptables = iptables;
         launch.proxyName = c.serviceProxyName().isEmpty() ? null : c.serviceProxyName();
         launch.healthzAt = c.healthzBindAddress();

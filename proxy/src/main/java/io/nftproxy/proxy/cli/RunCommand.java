@@ -210,7 +210,9 @@ final class RunCommand implements Callable<Integer> {
                     + " the service network's unallocated addresses are kube-proxy's to handle");
             return 2;
         }
-        launch.cfg = proxyConfig(file);
+        // With kube-proxy's file, its bindAddressHardFail (false by default); without one, a port that
+        // cannot be bound stops the start, as nftproxy run always did.
+        launch.cfg = proxyConfig(file).withBindHardFail(config == null || file.bindAddressHardFail());
         launch.iptables = iptables;
         launch.netns = ns.netns;
         launch.once = once;

@@ -13,6 +13,7 @@ import io.nftproxy.proxy.model.IpFamily;
  * means "primary": the node's own primary IPs. {@code serviceCounters} counts connections per
  * service port and endpoint in the kernel (--service-counters). {@code dropInvalid} drops forwarded
  * packets conntrack marks INVALID, as kube-proxy does unless nf_conntrack_tcp_be_liberal is set.
+ * {@code bindHardFail}: see {@link #withBindHardFail}.
  */
 public record ProxyConfig(
         String hostname,
@@ -27,13 +28,14 @@ public record ProxyConfig(
         String table,
         LocalDetection localDetection,
         boolean serviceCounters,
-        boolean dropInvalid) {
+        boolean dropInvalid,
+        boolean bindHardFail) {
 
     public ProxyConfig(String hostname, List<InetAddress> nodeIPs, List<Cidr> clusterCIDRs, List<Cidr> serviceCIDRs,
                        List<Cidr> nodePortAddresses, boolean masqueradeAll, int masqueradeBit, Duration minSyncPeriod,
                        Duration syncPeriod, String table, LocalDetection localDetection) {
         this(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit, minSyncPeriod,
-                syncPeriod, table, localDetection, false, false);
+                syncPeriod, table, localDetection, false, false, true);
     }
 
     /** With kube-proxy's default local traffic detection (ClusterCIDR). */
@@ -88,12 +90,22 @@ public record ProxyConfig(
 
     public ProxyConfig withServiceCounters(boolean on) {
         return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit,
-                minSyncPeriod, syncPeriod, table, localDetection, on, dropInvalid);
+                minSyncPeriod, syncPeriod, table, localDetection, on, dropInvalid, bindHardFail);
     }
 
     public ProxyConfig withDropInvalid(boolean on) {
         return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit,
-                minSyncPeriod, syncPeriod, table, localDetection, serviceCounters, on);
+                minSyncPeriod, syncPeriod, table, localDetection, serviceCounters, on, bindHardFail);
+    }
+
+    /**
+     * kube-proxy's bindAddressHardFail: when false (kube-proxy's default), a health or metrics
+     * address that cannot be bound is an error in the log and retried every 5 s, and the proxy runs
+     * on; when true (nftproxy run's own default), it stops the start.
+     */
+    public ProxyConfig withBindHardFail(boolean on) {
+        return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit,
+                minSyncPeriod, syncPeriod, table, localDetection, serviceCounters, dropInvalid, on);
     }
 
     public Duration fullSyncPeriod() {

@@ -48,6 +48,8 @@ public final class ProxyServer implements AutoCloseable {
     private final Backend backend;
     private final Duration canaryPeriod;
     private volatile Thread canaryWatch;
+    private volatile boolean closed;
+    private static final long BIND_RETRY_MILLIS = 5000;
     private ServiceCounters counters;
     private HealthServer healthServer;
     private ProbeServer metricsServer;
@@ -123,24 +125,12 @@ public final class ProxyServer implements AutoCloseable {
         try {
             if (metricsAt != null) {
                 String mode = backend instanceof IptablesSyncer ? "iptables" : "nftables";
-                try {
-                    metricsServer = ProbeServer.bind("metrics", metricsAt,
-                            MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), mode, cfg),
-                            null);
-                } catch (BindException e) {
-                    throw new IOException("--metrics-bind-address " + metricsAt.getHostString() + ":" + metricsAt.getPort()
-                            + ": " + e.getMessage(), e);
-                }
-                parts.add(metricsServer);
+                bind("--metrics-bind-address", metricsAt, cfg.bindHardFail(), () -> metricsServer = ProbeServer.bind("metrics",
+                        metricsAt, MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), mode, cfg), null));
             }
             if (healthAt != null) {
-                try {
-                    healthServer = new HealthServer(healthAt, health, metrics::healthz, metrics::livez);
-                } catch (BindException e) {
-                    throw new IOException("--healthz-bind-address " + healthAt.getHostString() + ":" + healthAt.getPort()
-                            + ": " + e.getMessage(), e);
-                }
-                parts.add(healthServer);
+                bind("--healthz-bind-address", healthAt, cfg.bindHardFail(),
+                        () -> healthServer = new HealthServer(healthAt, health, metrics::healthz, metrics::livez));
             }
             if (driftClient != null) {
                 DriftWatcher drift = new DriftWatcher(netns, cfg.table(), driftClient.portId(), loop::requestRepair);
@@ -153,6 +143,52 @@ public final class ProxyServer implements AutoCloseable {
             close();
             throw e;
         }
+    }
+
+    /** Opens a server; its address taken is fatal with {@code hardFail}, else said and retried every 5 s, as kube-proxy does. */
+    @FunctionalInterface
+    private interface Binder {
+        AutoCloseable bind() throws IOException;
+    }
+
+    private void bind(String flag, InetSocketAddress at, boolean hardFail, Binder binder) throws IOException {
+        String where = flag + " " + at.getHostString() + ":" + at.getPort();
+        try {
+            addPart(binder.bind());
+        } catch (BindException e) {
+            if (hardFail) {
+                throw new IOException(where + ": " + e.getMessage(), e);
+            }
+            LOG.error("{}: {}; retrying every 5 s (bindAddressHardFail is false)", where, e.getMessage());
+            Thread t = new Thread(() -> {
+                while (!closed) {
+                    try {
+                        Thread.sleep(BIND_RETRY_MILLIS); // kube-proxy retries its servers every 5 s
+                        addPart(binder.bind());
+                        LOG.info("{}: bound", where);
+                        return;
+                    } catch (BindException again) {
+                        LOG.debug("{}: {}", where, again.getMessage());
+                    } catch (IOException | InterruptedException other) {
+                        return;
+                    }
+                }
+            }, "bind-retry");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    private synchronized void addPart(AutoCloseable part) throws IOException {
+        if (closed) {
+            try {
+                part.close();
+            } catch (Exception ignored) {
+                // closing anyway
+            }
+            return;
+        }
+        parts.add(part);
     }
 
     public void start() {
@@ -214,6 +250,9 @@ public final class ProxyServer implements AutoCloseable {
 
     @Override
     public void close() {
+        synchronized (this) {
+            closed = true;
+        }
         Thread watch = canaryWatch;
         if (watch != null) {
             watch.interrupt();
