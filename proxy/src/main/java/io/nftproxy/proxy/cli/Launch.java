@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,8 +20,11 @@ import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.events.EventRecorder;
+import io.nftproxy.proxy.iptables.Commands;
 import io.nftproxy.proxy.iptables.IptablesSyncer;
 import io.nftproxy.proxy.nodesetup.KubeProxyLeftovers;
+import io.nftproxy.proxy.nodesetup.LegacyIptablesLeftovers;
 import io.nftproxy.proxy.nodesetup.Procfs;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.server.ProxyServer;
@@ -99,6 +103,7 @@ final class Launch {
                     if (removeLeftovers && !leftoversRemoved) {
                         leftoversRemoved = true;
                         KubeProxyLeftovers.remove(client);
+                        LegacyIptablesLeftovers.remove(netns);
                     }
                     // The numbers again as key/values, for --logging-format json.
                     LOG.atInfo().addKeyValue("full", r.full()).addKeyValue("servicePorts", snap.state().services().size())
@@ -155,7 +160,8 @@ final class Launch {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> stopping.complete(null), "shutdown"));
         try (ProxyServer server = new ProxyServer(cfg, store, backend, client, ns,
                 BindAddress.isOff(metricsAt) ? null : BindAddress.parse(metricsAt, "--metrics-bind-address"),
-                BindAddress.isOff(healthzAt) ? null : BindAddress.parse(healthzAt, "--healthz-bind-address"), log)) {
+                BindAddress.isOff(healthzAt) ? null : BindAddress.parse(healthzAt, "--healthz-bind-address"), log,
+                source instanceof KubernetesSource k ? k.events() : EventRecorder.NONE)) {
             LOG.info("nftproxy starting for node {} ({} mode, {}{}); metrics on {}, health on {}; reading {}", cfg.hostname(),
                     iptables ? "iptables" : "nftables", iptables ? "chains KUBE-*" : "table " + cfg.table(),
                     netns == null ? "" : ", namespace " + netns, metricsAt, healthzAt, source.where());
@@ -176,22 +182,16 @@ final class Launch {
         }
     }
 
-    /** The reference backend drives iptables' own tools; nftproxy's image ships none: say so before anything else. */
+    /** The reference backend drives iptables' own tools: without them, say so before anything else. */
     static void checkBackend(boolean iptables) {
-        if (iptables && !onPath("iptables-restore")) {
-            throw new IllegalArgumentException("iptables mode needs iptables-restore, which is not installed here"
-                    + " (nftproxy's image has none): use mode nftables, or install iptables");
-        }
+        checkBackend(iptables, Commands::onPath);
     }
 
-    private static boolean onPath(String tool) {
-        String path = System.getenv().getOrDefault("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
-        for (String dir : (path + ":/usr/sbin:/sbin").split(":")) {
-            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, tool))) {
-                return true;
-            }
+    static void checkBackend(boolean iptables, Predicate<String> installed) {
+        if (iptables && !installed.test("iptables-restore")) {
+            throw new IllegalArgumentException("iptables mode needs iptables-restore, which is not installed here:"
+                    + " use mode nftables, or install iptables");
         }
-        return false;
     }
 
     /**

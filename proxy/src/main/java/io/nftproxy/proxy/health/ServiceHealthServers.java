@@ -11,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.proxy.events.EventRecorder;
 import io.nftproxy.proxy.http.ProbeServer;
 import io.nftproxy.proxy.http.ProbeServer.Response;
 import io.nftproxy.proxy.model.Endpoint;
@@ -33,11 +34,16 @@ public final class ServiceHealthServers implements AutoCloseable {
 
     private final NetNamespace netns;
     private final HealthState health;
+    private final String hostname;
+    private final EventRecorder events;
     private final Map<Integer, Entry> servers = new HashMap<>();
 
-    public ServiceHealthServers(NetNamespace netns, HealthState health) {
+    /** {@code events} hears of a port that cannot be served, named after {@code hostname}, as kube-proxy records it. */
+    public ServiceHealthServers(NetNamespace netns, HealthState health, String hostname, EventRecorder events) {
         this.netns = netns;
         this.health = health;
+        this.hostname = hostname;
+        this.events = events;
     }
 
     /** Service ports that ask for a health check node port (policy Local): the port and their ready local endpoints. */
@@ -122,6 +128,9 @@ public final class ServiceHealthServers implements AutoCloseable {
             return new Entry(server, ns, name, local);
         } catch (IOException | RuntimeException e) {
             LOG.error("cannot serve healthCheckNodePort {} of service {}/{}: {}", port, ns, name, e.getMessage());
+            events.warning(EventRecorder.Regarding.service(ns, name), "FailedToStartServiceHealthcheck", "Listen",
+                    "node " + hostname + " failed to start healthcheck \"" + ns + "/" + name + "\" on port " + port + ": "
+                            + e.getMessage());
             return null;
         }
     }

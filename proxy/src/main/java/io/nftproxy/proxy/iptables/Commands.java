@@ -3,12 +3,15 @@ package io.nftproxy.proxy.iptables;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-/** Runs iptables-restore, iptables-save and iptables as the reference backend needs them. */
-final class Commands {
+/** Runs iptables-restore, iptables-save and iptables as the reference backend and the leftover cleanup need them. */
+public final class Commands {
     /** iptables-restore of a large ruleset can take long (seconds per thousand services). */
     private static final long TIMEOUT_SECONDS = 300;
 
@@ -16,7 +19,7 @@ final class Commands {
     }
 
     /** Runs {@code cmd} with {@code stdin} (may be null): its stdout, or an IllegalStateException carrying its stderr. */
-    static String run(List<String> cmd, String stdin) {
+    public static String run(List<String> cmd, String stdin) {
         String what = String.join(" ", cmd);
         try {
             Process p = new ProcessBuilder(cmd).start();
@@ -42,6 +45,27 @@ final class Commands {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted running " + what, e);
         }
+    }
+
+    /** Whether {@code tool} is an executable on PATH (or in /usr/sbin, /sbin, where iptables lives). */
+    public static boolean onPath(String tool) {
+        String path = System.getenv().getOrDefault("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+        for (String dir : (path + ":/usr/sbin:/sbin").split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, tool))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** {@code cmd}, run in the named network namespace (null: ours) through {@code ip netns exec}. */
+    public static List<String> in(String netns, List<String> cmd) {
+        if (netns == null) {
+            return cmd;
+        }
+        List<String> out = new ArrayList<>(List.of("ip", "netns", "exec", netns));
+        out.addAll(cmd);
+        return out;
     }
 
     private static CompletableFuture<String> drain(InputStream in) {

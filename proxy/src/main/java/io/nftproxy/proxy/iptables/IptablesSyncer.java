@@ -51,12 +51,7 @@ public final class IptablesSyncer implements Backend {
     }
 
     private List<String> cmd(String... c) {
-        List<String> out = new ArrayList<>();
-        if (netns != null) {
-            out.addAll(List.of("ip", "netns", "exec", netns));
-        }
-        out.addAll(List.of(c));
-        return out;
+        return Commands.in(netns, List.of(c));
     }
 
     private static String tool(IpFamily f, String base) {

@@ -17,6 +17,7 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.counters.ServiceCounters;
+import io.nftproxy.proxy.events.EventRecorder;
 import io.nftproxy.proxy.health.HealthServer;
 import io.nftproxy.proxy.health.HealthState;
 import io.nftproxy.proxy.health.ServiceHealthServers;
@@ -49,6 +50,8 @@ public final class ProxyServer implements AutoCloseable {
     private final Duration canaryPeriod;
     private volatile Thread canaryWatch;
     private volatile boolean closed;
+    private final EventRecorder events;
+    private final EventRecorder.Regarding node;
     private static final long BIND_RETRY_MILLIS = 5000;
     private ServiceCounters counters;
     private HealthServer healthServer;
@@ -60,16 +63,21 @@ public final class ProxyServer implements AutoCloseable {
      */
     public ProxyServer(ProxyConfig cfg, ObjectStore store, NftClient client, NetNamespace netns,
                        InetSocketAddress metricsAt, InetSocketAddress healthAt, SyncListener extra) throws IOException {
-        this(cfg, store, new Syncer(client, new NftRenderer(cfg), cfg.table()), client, netns, metricsAt, healthAt, extra);
+        this(cfg, store, new Syncer(client, new NftRenderer(cfg), cfg.table()), client, netns, metricsAt, healthAt, extra,
+                EventRecorder.NONE);
     }
 
     /**
      * Over any backend; {@code driftClient}, when given, watches our nf_tables table for changes by
-     * others (the iptables reference backend has none).
+     * others (the iptables reference backend has none); {@code events} hears of a health or
+     * metrics server that cannot listen, as kube-proxy records it.
      */
     public ProxyServer(ProxyConfig cfg, ObjectStore store, Backend backend, NftClient driftClient, NetNamespace netns,
-                       InetSocketAddress metricsAt, InetSocketAddress healthAt, SyncListener extra) throws IOException {
+                       InetSocketAddress metricsAt, InetSocketAddress healthAt, SyncListener extra, EventRecorder events)
+            throws IOException {
         this.backend = backend;
+        this.events = events;
+        this.node = EventRecorder.Regarding.node(cfg.hostname());
         this.canaryPeriod = cfg.syncPeriod();
         metrics = new ProxyMetrics(store);
         // kube-proxy's health timeout: twice the sync period.
@@ -77,7 +85,7 @@ public final class ProxyServer implements AutoCloseable {
         // Nothing is programmed yet: /healthz says so until the first sync. Nothing is queued either:
         // a proxy waiting for its API server is alive (/livez 200), as kube-proxy's is.
         health.nodeMissing(store.nodeMissing());
-        ServiceHealthServers hc = new ServiceHealthServers(netns, health);
+        ServiceHealthServers hc = new ServiceHealthServers(netns, health, cfg.hostname(), events);
         SyncListener probes = new SyncListener() {
             @Override
             public void queued(long epochMillis) {
@@ -125,11 +133,11 @@ public final class ProxyServer implements AutoCloseable {
         try {
             if (metricsAt != null) {
                 String mode = backend instanceof IptablesSyncer ? "iptables" : "nftables";
-                bind("--metrics-bind-address", metricsAt, cfg.bindHardFail(), () -> metricsServer = ProbeServer.bind("metrics",
+                bind("--metrics-bind-address", "FailedToStartMetricServer", metricsAt, cfg.bindHardFail(), () -> metricsServer = ProbeServer.bind("metrics",
                         metricsAt, MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), mode, cfg), null));
             }
             if (healthAt != null) {
-                bind("--healthz-bind-address", healthAt, cfg.bindHardFail(),
+                bind("--healthz-bind-address", "FailedToStartProxierHealthcheck", healthAt, cfg.bindHardFail(),
                         () -> healthServer = new HealthServer(healthAt, health, metrics::healthz, metrics::livez));
             }
             if (driftClient != null) {
@@ -145,17 +153,21 @@ public final class ProxyServer implements AutoCloseable {
         }
     }
 
-    /** Opens a server; its address taken is fatal with {@code hardFail}, else said and retried every 5 s, as kube-proxy does. */
+    /**
+     * Opens a server; its address taken is fatal with {@code hardFail}, else said and retried every
+     * 5 s, as kube-proxy does; either way recorded once as a Warning event on the Node ({@code reason}).
+     */
     @FunctionalInterface
     private interface Binder {
         AutoCloseable bind() throws IOException;
     }
 
-    private void bind(String flag, InetSocketAddress at, boolean hardFail, Binder binder) throws IOException {
+    private void bind(String flag, String reason, InetSocketAddress at, boolean hardFail, Binder binder) throws IOException {
         String where = flag + " " + at.getHostString() + ":" + at.getPort();
         try {
             addPart(binder.bind());
         } catch (BindException e) {
+            events.warning(node, reason, "StartKubeProxy", where + ": " + e.getMessage());
             if (hardFail) {
                 throw new IOException(where + ": " + e.getMessage(), e);
             }

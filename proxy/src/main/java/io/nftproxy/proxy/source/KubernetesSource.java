@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -19,12 +17,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.MicroTime;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
-import io.fabric8.kubernetes.api.model.events.v1.Event;
-import io.fabric8.kubernetes.api.model.events.v1.EventBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -34,6 +29,8 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.ReducedStateItemStore;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.nftproxy.proxy.events.ApiEvents;
+import io.nftproxy.proxy.events.EventRecorder;
 
 /**
  * A live cluster as the source: shared informers on Services, EndpointSlices and this node's Node
@@ -50,6 +47,7 @@ public final class KubernetesSource implements Source {
     private final boolean ownsClient;
     private final ObjectStore store;
     private volatile boolean closed;
+    private final ApiEvents events;
     private SharedIndexInformer<Service> services;
     private SharedIndexInformer<EndpointSlice> slices;
     private SharedIndexInformer<Node> nodes;
@@ -73,6 +71,7 @@ public final class KubernetesSource implements Source {
         this.client = client;
         this.ownsClient = ownsClient;
         this.store = store;
+        this.events = new ApiEvents(client, "nftproxy", store.node().name());
         store.expectNode(); // a cluster has a Node object for this host; until it is seen, /healthz says so
     }
 
@@ -205,25 +204,20 @@ public final class KubernetesSource implements Source {
     }
 
     /**
-     * The event kube-proxy records when it starts: on this node's Node object (events.k8s.io/v1,
-     * in namespace default as for every cluster-scoped object), type Normal, reason Starting,
-     * action StartKubeProxy, reported by nftproxy on this node. A failure is logged, not fatal.
+     * Where this proxy's events go: the API server, reported by nftproxy on this node. Sent
+     * before the client closes.
+     */
+    public EventRecorder events() {
+        return events;
+    }
+
+    /**
+     * The event kube-proxy records when it starts (its "birth cry"): on this node's Node object,
+     * type Normal, reason Starting, action StartKubeProxy.
      */
     public void announceStart() {
-        String node = store.node().name();
-        try {
-            String now = Instant.now().truncatedTo(ChronoUnit.MICROS).toString();
-            Event e = new EventBuilder()
-                    .withNewMetadata().withGenerateName(node + ".").withNamespace("default").endMetadata()
-                    .withNewRegarding().withKind("Node").withApiVersion("v1").withName(node).withUid(node).endRegarding()
-                    .withType("Normal").withReason("Starting").withAction("StartKubeProxy")
-                    .withNote("Starting nftproxy (nf_tables over netlink)")
-                    .withReportingController("nftproxy").withReportingInstance("nftproxy-" + node)
-                    .withEventTime(new MicroTime(now)).build();
-            client.events().v1().events().inNamespace("default").resource(e).create();
-        } catch (RuntimeException ex) {
-            LOG.warn("could not record the Starting event on Node {}: {}", node, ex.getMessage());
-        }
+        events.record(EventRecorder.Regarding.node(store.node().name()), EventRecorder.Type.NORMAL, "Starting",
+                "StartKubeProxy", "Starting nftproxy (nf_tables over netlink)");
     }
 
     /** An informer cache that keeps each object's key and resource version only: we keep the model. */
@@ -280,6 +274,7 @@ public final class KubernetesSource implements Source {
                 i.close();
             }
         }
+        events.close();
         if (ownsClient) {
             client.close();
         }

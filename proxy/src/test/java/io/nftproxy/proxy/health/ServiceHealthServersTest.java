@@ -13,6 +13,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,7 +37,9 @@ import io.nftproxy.proxy.model.ServicePortName;
  */
 class ServiceHealthServersTest {
     private final HealthState health = new HealthState(Clock.systemUTC(), Duration.ofSeconds(60));
-    private final ServiceHealthServers servers = new ServiceHealthServers(null, health);
+    private final List<String> events = new ArrayList<>();
+    private final ServiceHealthServers servers = new ServiceHealthServers(null, health, "node-a",
+            (about, type, reason, action, note) -> events.add(String.join(" | ", about.toString(), type.api(), reason, action, note)));
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final Map<ServicePortName, ServicePort> services = new HashMap<>();
     private final Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>();
@@ -68,6 +71,21 @@ class ServiceHealthServersTest {
     private HttpResponse<String> probe(int port) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/healthz")).build(),
                 HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** kube-proxy records a port it cannot serve on the Service, and goes on with the others. */
+    @Test
+    void aPortThatCannotBeServedIsRecordedOnTheService() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0)) {
+            ServicePort cart = local("cart", taken.getLocalPort());
+            services.put(cart.id(), cart);
+            servers.update(state(), null);
+            assertEquals(0, servers.open());
+            assertEquals(1, events.size(), events.toString());
+            assertTrue(events.get(0).startsWith("Regarding[kind=Service, namespace=shop, name=cart] | Warning"
+                    + " | FailedToStartServiceHealthcheck | Listen | node node-a failed to start healthcheck \"shop/cart\" on port "
+                    + taken.getLocalPort() + ": "), events.get(0));
+        }
     }
 
     @Test

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.events.EventRecorder;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.iptables.IptablesSyncer;
 import io.nftproxy.proxy.model.Cidr;
@@ -39,7 +40,8 @@ class IptablesCanaryKernelTest {
             ObjectStore store = new ObjectStore("node-a");
             IptablesSyncer ipt = new IptablesSyncer(cfg, topo.node.name());
             try (ManifestSource source = new ManifestSource(dir, store);
-                 ProxyServer server = new ProxyServer(cfg, store, ipt, null, topo.node.ns(), null, null, new SyncListener() { })) {
+                 ProxyServer server = new ProxyServer(cfg, store, ipt, null, topo.node.ns(), null, null, new SyncListener() { },
+                         EventRecorder.NONE)) {
                 source.start(true);
                 server.start();
                 Topology.eventually(Duration.ofSeconds(20), () -> "10.244.1.2:8080".equals(

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,6 +38,15 @@ class KubeProxyLeftoversKernelTest {
             ns.exec("iptables", "-t", "filter", "-N", "KUBE-FIREWALL");
             ns.exec("iptables", "-t", "filter", "-A", "INPUT", "-j", "KUBE-FIREWALL");
             assertTrue(ns.exec("iptables-save").contains("-A KUBE-SERVICES"));
+            // ... and the same chains in x_tables, where a kube-proxy image that chose iptables-legacy leaves them.
+            for (String rule : List.of("-t nat -N KUBE-SERVICES", "-t nat -N KUBE-SVC-ABC", "-t nat -N KUBE-MARK-DROP",
+                    "-t nat -A PREROUTING -j KUBE-SERVICES", "-t nat -A KUBE-SERVICES -d 10.96.0.1/32 -j KUBE-SVC-ABC",
+                    "-t nat -A PREROUTING -p tcp --dport 9999 -j ACCEPT", "-t filter -N KUBE-FIREWALL",
+                    "-t filter -A INPUT -j KUBE-FIREWALL")) {
+                List<String> cmd = new ArrayList<>(List.of("iptables-legacy"));
+                cmd.addAll(List.of(rule.split(" ")));
+                ns.exec(cmd.toArray(String[]::new));
+            }
 
             // Beside kube-proxy, its rules are its own.
             ProxyRun.Result beside = ProxyRun.cli("run", "--manifests", dir.toString(), "--netns", ns.name(), "--once",
@@ -57,6 +68,12 @@ class KubeProxyLeftoversKernelTest {
             assertFalse(tables.contains("kube-proxy"), tables);
             assertTrue(tables.contains("table ip nftproxy"), tables);
             assertTrue(ours.err().contains("removed what kube-proxy left"), ours.err());
+            String legacy = ns.exec("iptables-legacy-save");
+            assertFalse(legacy.contains("KUBE-SERVICES") || legacy.contains("KUBE-SVC-"), legacy);
+            assertTrue(legacy.contains("-A PREROUTING -p tcp -m tcp --dport 9999 -j ACCEPT"), "another rule stays:\n" + legacy);
+            assertTrue(legacy.contains("-A INPUT -j KUBE-FIREWALL") && legacy.contains(":KUBE-MARK-DROP"),
+                    "the kubelet's chains stay:\n" + legacy);
+            assertTrue(ours.err().contains("removed what kube-proxy left in iptables-legacy: 2 chains"), ours.err());
         }
     }
 }
