@@ -76,6 +76,8 @@ final class Launch {
         Config k8s = inCluster ? new ConfigBuilder().build() : Kubeconfig.load(kubeconfig, master);
         KubernetesSource source = new KubernetesSource(k8s, store);
         source.resyncEvery(resync);
+        // --service-cidr overrides the cluster's ServiceCIDRs; beside kube-proxy they are its own.
+        source.watchServiceCidrs(cfg.serviceCIDRs().isEmpty() && (proxyName == null || proxyName.isEmpty()));
         return source;
     }
 

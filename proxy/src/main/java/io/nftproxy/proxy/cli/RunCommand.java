@@ -16,8 +16,10 @@ import io.nftproxy.proxy.config.Durations;
 import io.nftproxy.proxy.config.KubeProxyConfigReader;
 import io.nftproxy.proxy.config.KubeProxyConfiguration;
 import io.nftproxy.proxy.config.LocalDetection;
+import io.nftproxy.proxy.config.NodePortAddresses;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.IpFamily;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -135,8 +137,19 @@ final class RunCommand implements Callable<Integer> {
         return a.isAnyLocalAddress() ? List.of() : List.of(a);
     }
 
-    /** nodePortAddresses: CIDRs, or "primary" (the default: the node's primary IPs), which is empty here. */
+    /**
+     * nodePortAddresses: CIDRs, "primary" (the default: the node's primary IPs, which is empty
+     * here) or "all" (every address: 0.0.0.0/0 and ::/0). kube-proxy's alpha "localhost" (its
+     * userspace proxy for loopback NodePorts) is refused.
+     */
     static List<Cidr> nodePortCidrs(List<String> npa, String what) {
+        if (npa.contains("localhost")) {
+            throw new IllegalArgumentException(what + ": 'localhost' (kube-proxy's alpha KubeProxyNFTablesLocalhostNodePorts)"
+                    + " is not supported: NodePorts are never served on loopback here");
+        }
+        if (npa.contains("all")) {
+            return List.of(NodePortAddresses.all(IpFamily.V4), NodePortAddresses.all(IpFamily.V6));
+        }
         List<String> cidrs = npa.stream().filter(a -> !a.equals("primary")).toList();
         if (cidrs.size() < npa.size() && !cidrs.isEmpty()) {
             throw new IllegalArgumentException(what + ": 'primary' cannot be combined with CIDRs " + cidrs);

@@ -120,6 +120,14 @@ public record ProxyConfig(
         return clusterCIDRs.stream().filter(c -> c.family() == f).toList();
     }
 
+    /**
+     * The service network of one family: {@code --service-cidr} when given (an override, and what
+     * manifests without ServiceCIDR objects need), else the cluster's ServiceCIDR objects.
+     */
+    public List<Cidr> serviceCIDRs(IpFamily f, List<Cidr> fromCluster) {
+        return (serviceCIDRs.isEmpty() ? fromCluster : serviceCIDRs).stream().filter(c -> c.family() == f).toList();
+    }
+
     public List<Cidr> serviceCIDRs(IpFamily f) {
         return serviceCIDRs.stream().filter(c -> c.family() == f).toList();
     }

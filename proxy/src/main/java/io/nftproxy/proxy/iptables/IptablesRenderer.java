@@ -13,6 +13,7 @@ import org.slf4j.LoggerFactory;
 
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.config.LocalDetection;
+import io.nftproxy.proxy.config.NodePortAddresses;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
@@ -151,14 +152,16 @@ public final class IptablesRenderer {
                 }
             }
             // NodePorts, last: on the addresses nodePortAddresses selects (default the primary IPs).
-            List<Cidr> npa = config.nodePortAddresses(f);
-            if (npa.isEmpty()) {
-                List<InetAddress> ips = !config.nodeIPs().isEmpty() ? config.nodeIPs() : state.node().addresses();
-                npa = ips.stream().filter(f::contains).map(ip -> new Cidr(ip, f.addressBytes() * 8)).toList();
-            }
-            for (Cidr c : npa) {
-                n("KUBE-SERVICES", "-m comment --comment \"kubernetes service nodeports\"", "-d " + c,
-                        "-m addrtype --dst-type LOCAL", "-j KUBE-NODEPORTS");
+            List<Cidr> npa = NodePortAddresses.of(config, state.node(), f);
+            if (NodePortAddresses.matchesAll(npa)) {
+                n("KUBE-SERVICES", "-m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in"
+                        + " this chain\"", "-m addrtype --dst-type LOCAL", "! -d " + NodePortAddresses.loopback(f),
+                        "-j KUBE-NODEPORTS");
+            } else {
+                for (Cidr c : npa) {
+                    n("KUBE-SERVICES", "-m comment --comment \"kubernetes service nodeports\"", "-d " + c,
+                            "-m addrtype --dst-type LOCAL", "-j KUBE-NODEPORTS");
+                }
             }
 
             StringBuilder sb = new StringBuilder();

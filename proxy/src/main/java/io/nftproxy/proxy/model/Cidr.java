@@ -78,6 +78,11 @@ public record Cidr(InetAddress network, int prefix) {
      * intervals). All of one family.
      */
     public static List<Range> merge(List<Cidr> cidrs) {
+        return merge(cidrs, null);
+    }
+
+    /** As {@link #merge(List)}, without the addresses of {@code except} (null: none; another family's: none). */
+    public static List<Range> merge(List<Cidr> cidrs, Cidr except) {
         List<BigInteger[]> ranges = new ArrayList<>();
         int bytes = 0;
         for (Cidr c : cidrs) {
@@ -98,6 +103,20 @@ public record Cidr(InetAddress network, int prefix) {
             } else {
                 merged.add(r.clone());
             }
+        }
+        if (except != null && except.network().getAddress().length == bytes) {
+            BigInteger holeStart = new BigInteger(1, except.network().getAddress());
+            BigInteger holeEnd = holeStart.add(BigInteger.ONE.shiftLeft(bytes * 8 - except.prefix()));
+            List<BigInteger[]> kept = new ArrayList<>();
+            for (BigInteger[] r : merged) {
+                if (r[0].compareTo(holeStart) < 0) {
+                    kept.add(new BigInteger[] {r[0], r[1].min(holeStart)});
+                }
+                if (r[1].compareTo(holeEnd) > 0) {
+                    kept.add(new BigInteger[] {r[0].max(holeEnd), r[1]});
+                }
+            }
+            merged = kept;
         }
         BigInteger top = BigInteger.ONE.shiftLeft(bytes * 8);
         List<Range> out = new ArrayList<>();

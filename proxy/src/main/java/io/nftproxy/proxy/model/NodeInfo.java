@@ -4,8 +4,10 @@ import java.net.InetAddress;
 import java.util.List;
 
 /**
- * This node as the proxy sees it: name, zone (for topology hints), primary addresses, deletion,
- * and its pod CIDRs ({@code spec.podCIDRs}, for local traffic detection by NodeCIDR).
+ * This node as the proxy sees it: name, zone (for topology hints), primary addresses, whether it
+ * is leaving ({@code deleting}: being deleted, or tainted ToBeDeletedByClusterAutoscaler; /healthz
+ * then says it is not eligible), and its pod CIDRs ({@code spec.podCIDRs}, for local traffic
+ * detection by NodeCIDR).
  */
 public record NodeInfo(String name, String zone, List<InetAddress> addresses, boolean deleting, List<Cidr> podCIDRs) {
     public NodeInfo {

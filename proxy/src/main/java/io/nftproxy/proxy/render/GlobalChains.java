@@ -18,6 +18,7 @@ import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.netlink.nft.expr.Masq;
+import io.nftproxy.proxy.config.NodePortAddresses;
 import io.nftproxy.proxy.model.Cidr;
 
 /**
@@ -25,8 +26,12 @@ import io.nftproxy.proxy.model.Cidr;
  * look services up, mark and masquerade, reject and drop, and the base chains on the hooks.
  */
 final class GlobalChains extends RenderPart {
-    GlobalChains(FragmentBuilder b) {
+    private final List<Cidr> serviceCidrs;
+
+    /** @param serviceCidrs the service network of this family, whose unallocated addresses are dropped */
+    GlobalChains(FragmentBuilder b, List<Cidr> serviceCidrs) {
         super(b);
+        this.serviceCidrs = serviceCidrs;
     }
 
     void declare() {
@@ -78,18 +83,12 @@ final class GlobalChains extends RenderPart {
         b.set(NftSet.set(nf, t, SERVICE_CIDRS, a).withFlags(NfTables.NFT_SET_INTERVAL)
                 .withComment("service network: unallocated IPs are dropped"));
 
-        List<Cidr> npa = config.nodePortAddresses(f);
-        if (npa.isEmpty()) {
-            npa = config.nodeIPs().stream().filter(f::contains).map(ip -> new Cidr(ip, f.addressBytes() * 8)).toList();
-            if (npa.isEmpty()) {
-                npa = node.addresses().stream().filter(f::contains)
-                        .map(ip -> new Cidr(ip, f.addressBytes() * 8)).toList();
-            }
-        }
-        intervals(NODEPORT_ADDRS, npa);
+        // Every address, when it comes to that, but loopback's, as kube-proxy: a NodePort on
+        // 127.0.0.1 would take a local listener's port, and its DNAT to a pod cannot route.
+        intervals(NODEPORT_ADDRS, NodePortAddresses.of(config, node, f), NodePortAddresses.loopback(f));
         // The networks local traffic comes from: the cluster's or this node's pod CIDRs.
         intervals(CLUSTER_CIDRS, config.localDetection().cidrs(config, node, f));
-        intervals(SERVICE_CIDRS, config.serviceCIDRs(f));
+        intervals(SERVICE_CIDRS, serviceCidrs);
 
         b.chain(Chain.regular(nf, t, MARK_FOR_MASQUERADE), List.of(b.rule(MARK_FOR_MASQUERADE, RuleParts.setMark(config.masqueradeMark()))));
         b.chain(Chain.regular(nf, t, MASQUERADING), List.of(
@@ -188,7 +187,12 @@ final class GlobalChains extends RenderPart {
 
     /** CIDRs as interval elements: merged, each a start and an end one past it (none at the top of the space). */
     void intervals(String set, List<Cidr> cidrs) {
-        for (Cidr.Range r : Cidr.merge(cidrs)) {
+        intervals(set, cidrs, null);
+    }
+
+    /** The CIDRs as an interval set's elements, without {@code except} (null: nothing left out). */
+    void intervals(String set, List<Cidr> cidrs, Cidr except) {
+        for (Cidr.Range r : Cidr.merge(cidrs, except)) {
             b.element(set, SetElement.of(Bytes.ip(r.start())));
             if (r.endExclusive() != null) {
                 b.element(set, new SetElement(Bytes.ip(r.endExclusive()), null, null, 0, 0, NfTables.NFT_SET_ELEM_INTERVAL_END));

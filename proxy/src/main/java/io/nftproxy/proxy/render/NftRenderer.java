@@ -89,15 +89,15 @@ public final class NftRenderer {
             for (ServicePort svc : state.sortedServices()) {
                 frags.put(svc.id(), service(f, svc, state.endpointsOf(svc.id()), state.node()));
             }
-            out.add(assemble(f, globals(f, state.node()), frags));
+            out.add(assemble(f, globals(f, state), frags));
         }
         return new Ruleset(out);
     }
 
     /** The global skeleton of one family's table: shared chains, sets, and CIDR elements. */
-    public Fragment globals(IpFamily f, NodeInfo node) {
-        FragmentBuilder b = new FragmentBuilder(config, f, node);
-        new GlobalChains(b).declare();
+    public Fragment globals(IpFamily f, ProxyState state) {
+        FragmentBuilder b = new FragmentBuilder(config, f, state.node());
+        new GlobalChains(b, config.serviceCIDRs(f, state.serviceCIDRs())).declare();
         return b.fragment();
     }
 

@@ -85,7 +85,7 @@ public final class ProxyServer implements AutoCloseable {
         // Nothing is programmed yet: /healthz says so until the first sync. Nothing is queued either:
         // a proxy waiting for its API server is alive (/livez 200), as kube-proxy's is.
         health.nodeMissing(store.nodeMissing());
-        ServiceHealthServers hc = new ServiceHealthServers(netns, health, cfg.hostname(), events);
+        ServiceHealthServers hc = new ServiceHealthServers(netns, health, cfg, events);
         SyncListener probes = new SyncListener() {
             @Override
             public void queued(long epochMillis) {

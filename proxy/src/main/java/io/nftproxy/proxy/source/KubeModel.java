@@ -20,6 +20,7 @@ import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.source.KubeObject.NodeRecord;
+import io.nftproxy.proxy.source.KubeObject.ServiceCidrRecord;
 import io.nftproxy.proxy.source.KubeObject.ServiceRecord;
 import io.nftproxy.proxy.source.KubeObject.SliceRecord;
 
@@ -84,6 +85,7 @@ public final class KubeModel {
             case "Service" -> ObjectKey.Kind.SERVICE;
             case "EndpointSlice" -> ObjectKey.Kind.ENDPOINT_SLICE;
             case "Node" -> ObjectKey.Kind.NODE;
+            case "ServiceCIDR" -> ObjectKey.Kind.SERVICE_CIDR;
             default -> null;
         };
         if (k == null) {
@@ -95,8 +97,9 @@ public final class KubeModel {
             errors.accept("a " + kind + " without metadata.name (skipped)");
             return;
         }
-        ObjectKey key = new ObjectKey(k, k == ObjectKey.Kind.NODE ? "" : ObjectKey.namespace(text(meta.get("namespace"))).intern(), name);
-        if (k != ObjectKey.Kind.NODE && !selection.selects(meta.get("labels") instanceof Map<?, ?> l ? l : null)) {
+        boolean clusterScoped = k == ObjectKey.Kind.NODE || k == ObjectKey.Kind.SERVICE_CIDR;
+        ObjectKey key = new ObjectKey(k, clusterScoped ? "" : ObjectKey.namespace(text(meta.get("namespace"))).intern(), name);
+        if (!clusterScoped && !selection.selects(meta.get("labels") instanceof Map<?, ?> l ? l : null)) {
             out.add(k == ObjectKey.Kind.SERVICE ? new ServiceRecord(key, List.of(), null)
                     : new SliceRecord(key, null, Map.of(), List.of(), null));
             return;
@@ -105,7 +108,26 @@ public final class KubeModel {
             case SERVICE -> service(key, m);
             case ENDPOINT_SLICE -> slice(key, m);
             case NODE -> new NodeRecord(key, node(name, m));
+            case SERVICE_CIDR -> serviceCidr(key, m, errors);
         });
+    }
+
+    // ---- ServiceCIDR ----
+
+    /** A ServiceCIDR's ranges ({@code spec.cidrs}, as kube-proxy reads it); one that does not parse is named and skipped. */
+    static ServiceCidrRecord serviceCidr(ObjectKey key, Map<?, ?> m, Consumer<String> errors) {
+        Map<?, ?> spec = m.get("spec") instanceof Map<?, ?> s ? s : Map.of();
+        List<Cidr> cidrs = new ArrayList<>();
+        if (spec.get("cidrs") instanceof List<?> l) {
+            for (Object c : l) {
+                try {
+                    cidrs.add(Cidr.parse(text(c)));
+                } catch (IllegalArgumentException | NullPointerException e) {
+                    errors.accept(key + ": spec.cidrs: '" + c + "' is not a CIDR (skipped)");
+                }
+            }
+        }
+        return new ServiceCidrRecord(key, cidrs);
     }
 
     // ---- Service ----
@@ -382,7 +404,10 @@ public final class KubeModel {
 
     // ---- Node ----
 
-    /** This node as the proxy sees it: zone, primary addresses, whether it is being deleted, pod CIDRs. */
+    /** The cluster autoscaler's taint on a node it is about to remove. */
+    static final String TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler";
+
+    /** This node as the proxy sees it: zone, primary addresses, whether it is leaving, pod CIDRs. */
     public static NodeInfo node(String name, Map<?, ?> n) {
         Map<?, ?> meta = n.get("metadata") instanceof Map<?, ?> m ? m : Map.of();
         String zone = meta.get("labels") instanceof Map<?, ?> labels ? text(labels.get(ZONE_LABEL)) : null;
@@ -417,7 +442,11 @@ public final class KubeModel {
                 // skipped: NodeCIDR detection then finds no CIDR of that family
             }
         }
-        return new NodeInfo(name, zone, addrs, meta.get("deletionTimestamp") != null, podCIDRs);
+        // Leaving: being deleted, or marked for deletion by the cluster autoscaler (kube-proxy's
+        // NodeEligible: a load balancer should drain it either way).
+        boolean leaving = meta.get("deletionTimestamp") != null || (spec.get("taints") instanceof List<?> taints
+                && taints.stream().anyMatch(t -> t instanceof Map<?, ?> m && TO_BE_DELETED_TAINT.equals(m.get("key"))));
+        return new NodeInfo(name, zone, addrs, leaving, podCIDRs);
     }
 
     // ---- reading tree values ----

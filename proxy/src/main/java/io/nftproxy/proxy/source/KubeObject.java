@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
+import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.ServicePort;
@@ -37,5 +38,12 @@ public sealed interface KubeObject {
     }
 
     record NodeRecord(ObjectKey key, NodeInfo node) implements KubeObject {
+    }
+
+    /** A ServiceCIDR (networking.k8s.io/v1): the service network ranges it allocates from ({@code spec.cidrs}). */
+    record ServiceCidrRecord(ObjectKey key, List<Cidr> cidrs) implements KubeObject {
+        public ServiceCidrRecord {
+            cidrs = List.copyOf(cidrs);
+        }
     }
 }

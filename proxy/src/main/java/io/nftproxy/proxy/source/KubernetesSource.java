@@ -20,6 +20,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDR;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -51,6 +52,8 @@ public final class KubernetesSource implements Source {
     private SharedIndexInformer<Service> services;
     private SharedIndexInformer<EndpointSlice> slices;
     private SharedIndexInformer<Node> nodes;
+    private SharedIndexInformer<ServiceCIDR> serviceCidrs;
+    private boolean watchServiceCidrs = true;
 
     /** From a kubeconfig file, or in-cluster configuration when {@code kubeconfig} is null. */
     public KubernetesSource(Path kubeconfig, ObjectStore store) throws IOException {
@@ -78,6 +81,14 @@ public final class KubernetesSource implements Source {
     /** How often the informers hand every object over again (kube-proxy's configSyncPeriod; 15 minutes by default). */
     public void resyncEvery(Duration period) {
         resyncMillis = period.toMillis();
+    }
+
+    /**
+     * Whether to watch the cluster's ServiceCIDR objects (as kube-proxy's nftables mode does): not
+     * when {@code --service-cidr} overrides them, nor beside kube-proxy.
+     */
+    public void watchServiceCidrs(boolean watch) {
+        watchServiceCidrs = watch;
     }
 
     /** The API server's address, for log lines. */
@@ -127,6 +138,11 @@ public final class KubernetesSource implements Source {
         nodes = client.nodes().withField("metadata.name", node).runnableInformer(resyncMillis);
         nodes.addEventHandler(handler(json, "Node"));
         List<CompletableFuture<Void>> listed = new ArrayList<>();
+        if (watchServiceCidrs) {
+            serviceCidrs = client.network().v1().serviceCIDRs().runnableInformer(resyncMillis);
+            serviceCidrs.addEventHandler(handler(json, "ServiceCIDR"));
+            listed.add(startServiceCidrs());
+        }
         listed.add(start(services, "services"));
         listed.add(start(slices, "endpointslices"));
         listed.add(start(nodes, "node " + node).thenRun(() -> {
@@ -171,6 +187,28 @@ public final class KubernetesSource implements Source {
         }, "watch-monitor");
         t.setDaemon(true);
         t.start();
+    }
+
+    /**
+     * ServiceCIDRs are GA since Kubernetes 1.33 (system:node-proxier may list and watch them): an
+     * API server that does not serve them, or does not let us read them, is said once and the
+     * proxy goes on without them, as with no ServiceCIDR at all.
+     */
+    private CompletableFuture<Void> startServiceCidrs() {
+        serviceCidrs.exceptionHandler((started, t) -> {
+            if (closed) {
+                return false;
+            }
+            if (t instanceof KubernetesClientException k && (k.getCode() == 404 || k.getCode() == 403)) {
+                LOG.warn("servicecidrs (networking.k8s.io/v1) from API server {}: {}; unallocated service IPs are not dropped"
+                        + " (--service-cidr gives the service network)", server(), reason(t));
+                return false;
+            }
+            LOG.warn("{} servicecidrs from API server {} failed: {}; retrying", started ? "watching" : "listing", server(),
+                    reason(t));
+            return true;
+        });
+        return serviceCidrs.start().toCompletableFuture().exceptionally(e -> null);
     }
 
     private CompletableFuture<Void> start(SharedIndexInformer<?> informer, String what) {
@@ -260,16 +298,18 @@ public final class KubernetesSource implements Source {
         ObjectKey.Kind k = switch (kind) {
             case "Service" -> ObjectKey.Kind.SERVICE;
             case "EndpointSlice" -> ObjectKey.Kind.ENDPOINT_SLICE;
+            case "ServiceCIDR" -> ObjectKey.Kind.SERVICE_CIDR;
             default -> ObjectKey.Kind.NODE;
         };
-        String ns = k == ObjectKey.Kind.NODE ? "" : ObjectKey.namespace(o.getMetadata().getNamespace());
-        return new ObjectKey(k, ns, o.getMetadata().getName());
+        ObjectKey cluster = new ObjectKey(k, "", o.getMetadata().getName());
+        return cluster.clusterScoped() ? cluster : new ObjectKey(k, ObjectKey.namespace(o.getMetadata().getNamespace()),
+                o.getMetadata().getName());
     }
 
     @Override
     public void close() {
         closed = true;
-        for (SharedIndexInformer<?> i : new SharedIndexInformer<?>[] {services, slices, nodes}) {
+        for (SharedIndexInformer<?> i : new SharedIndexInformer<?>[] {services, slices, nodes, serviceCidrs}) {
             if (i != null) {
                 i.close();
             }

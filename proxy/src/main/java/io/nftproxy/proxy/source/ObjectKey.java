@@ -3,7 +3,7 @@ package io.nftproxy.proxy.source;
 /** Identifies a Kubernetes object the proxy reads: its kind, namespace ("default" when absent) and name. */
 public record ObjectKey(Kind kind, String namespace, String name) {
     public enum Kind {
-        SERVICE("Service"), ENDPOINT_SLICE("EndpointSlice"), NODE("Node");
+        SERVICE("Service"), ENDPOINT_SLICE("EndpointSlice"), NODE("Node"), SERVICE_CIDR("ServiceCIDR");
 
         private final String apiKind;
 
@@ -16,14 +16,19 @@ public record ObjectKey(Kind kind, String namespace, String name) {
         }
     }
 
+    /** Whether objects of this kind have no namespace (Nodes, ServiceCIDRs). */
+    public boolean clusterScoped() {
+        return kind == Kind.NODE || kind == Kind.SERVICE_CIDR;
+    }
+
     /** One rule for namespaces everywhere: absent or empty means "default" (Nodes have none). */
     public static String namespace(String ns) {
         return ns == null || ns.isEmpty() ? "default" : ns;
     }
 
-    /** "namespace/name" ("name" for a Node). */
+    /** "namespace/name" ("name" for a Node or a ServiceCIDR). */
     public String path() {
-        return kind == Kind.NODE ? name : namespace + "/" + name;
+        return clusterScoped() ? name : namespace + "/" + name;
     }
 
     /** "Service default/web", as errors and logs name objects. */

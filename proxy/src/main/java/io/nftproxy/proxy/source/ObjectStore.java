@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.source;
 
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.ProxyState;
@@ -18,6 +20,7 @@ import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.model.VersionedMap;
 import io.nftproxy.proxy.source.KubeObject.NodeRecord;
+import io.nftproxy.proxy.source.KubeObject.ServiceCidrRecord;
 import io.nftproxy.proxy.source.KubeObject.ServiceRecord;
 import io.nftproxy.proxy.source.KubeObject.SliceRecord;
 
@@ -36,6 +39,7 @@ public final class ObjectStore {
     private final String nodeName;
     private final ProxySelection selection;
     private final Map<ObjectKey, ServiceRecord> services = new HashMap<>();
+    private final Map<ObjectKey, List<Cidr>> serviceCidrs = new HashMap<>();
     private final SliceIndex slices = new SliceIndex();
     private final ChangeTracker changes = new ChangeTracker();
     /** Per service: its state as the last snapshot handed it out (absent services are not kept). */
@@ -83,6 +87,8 @@ public final class ObjectStore {
                 changed = putService(s);
             } else if (o instanceof SliceRecord s) {
                 changed = putSlice(s);
+            } else if (o instanceof ServiceCidrRecord c) {
+                changed = putServiceCidr(c);
             } else {
                 changed = putNode(((NodeRecord) o).node());
             }
@@ -101,6 +107,7 @@ public final class ObjectStore {
                 case SERVICE -> removeService(key);
                 case ENDPOINT_SLICE -> removeSlice(key);
                 case NODE -> removeNode(key);
+                case SERVICE_CIDR -> removeServiceCidr(key);
             };
         }
         if (changed) {
@@ -167,6 +174,33 @@ public final class ObjectStore {
         return nodeExpected && !nodeKnown;
     }
 
+    /**
+     * The service network, as the cluster's ServiceCIDR objects declare it. Not beside kube-proxy
+     * ({@code --service-proxy-name}): the unallocated addresses are then kube-proxy's to handle.
+     * A change re-renders the table's globals only (counted as a node change: cluster-wide).
+     */
+    private boolean putServiceCidr(ServiceCidrRecord c) {
+        if (selection != ProxySelection.DEFAULT || c.cidrs().equals(serviceCidrs.put(c.key(), c.cidrs()))) {
+            return false;
+        }
+        changes.node();
+        return true;
+    }
+
+    private boolean removeServiceCidr(ObjectKey key) {
+        if (serviceCidrs.remove(key) == null) {
+            return false;
+        }
+        changes.node();
+        return true;
+    }
+
+    /** Every ServiceCIDR's ranges, once each, in order. */
+    private List<Cidr> serviceCidrs() {
+        return serviceCidrs.values().stream().flatMap(List::stream).distinct()
+                .sorted(Comparator.comparing(Cidr::toString)).toList();
+    }
+
     private boolean putNode(NodeInfo n) {
         if (!nodeName.equals(n.name())) {
             return false;
@@ -222,7 +256,7 @@ public final class ObjectStore {
         if (!reclaim.isEmpty()) {
             resolveClaims(reclaim, changedPorts);
         }
-        return new Snapshot(new ProxyState(allPorts.snapshot(), allEndpoints.snapshot(), node),
+        return new Snapshot(new ProxyState(allPorts.snapshot(), allEndpoints.snapshot(), node, serviceCidrs()),
                 Set.copyOf(changedPorts), c.node(), errors.snapshot(), c.serviceChanges(), c.endpointChanges(),
                 c.triggerTimes());
     }

@@ -127,6 +127,8 @@ public final class Syncer implements Backend {
             touched.addAll(changed);
         }
         boolean nodeChanged = lastState == null || !lastState.node().equals(state.node());
+        // The service network changes only the table's globals (an interval set's elements).
+        boolean networkChanged = lastState == null || !lastState.serviceCIDRs().equals(state.serviceCIDRs());
         // Refused services are retried when the service or its endpoints change.
         refused.entrySet().removeIf(e -> !e.getValue().standsIn(state, e.getKey()));
 
@@ -146,8 +148,8 @@ public final class Syncer implements Backend {
                     tx.add(ts.table).delete(ts.table).add(ts.table);
                 }
                 Map<Contributor, Fragment> changes = new LinkedHashMap<>();
-                if (full || nodeChanged) {
-                    changes.put(Contributor.GLOBALS, renderer.globals(f, state.node()));
+                if (full || nodeChanged || networkChanged) {
+                    changes.put(Contributor.GLOBALS, renderer.globals(f, state));
                 }
                 Set<ServicePortName> ids = touched;
                 if (nodeChanged && !full) {

@@ -116,6 +116,31 @@ public class DryRunCliTest {
         assertTrue(r.out().contains("10.96.0.99"), "the unrelated service is there too");
     }
 
+    /** ServiceCIDR objects in the directory give the service network; --service-cidr overrides them; a bad range is named. */
+    @Test
+    void serviceCidrObjectsInManifestsAndTheFlagOverThem(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("cidrs.yaml"), """
+                apiVersion: networking.k8s.io/v1
+                kind: ServiceCIDR
+                metadata: {name: kubernetes}
+                spec: {cidrs: [10.96.0.0/16, "fd00:96::/112", nonsense]}
+                """);
+        Files.writeString(dir.resolve("svc.yaml"), web(""));
+        Result r = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "node-a");
+        assertEquals(0, r.exit(), r.err());
+        List<String> cidrLines = r.out().lines().filter(l -> l.contains("service-cidrs {")).toList();
+        assertTrue(cidrLines.stream().anyMatch(l -> l.contains("ip nftproxy") && l.contains("10.96.0.0")), r.out());
+        assertTrue(cidrLines.stream().anyMatch(l -> l.contains("ip6 nftproxy") && l.contains("fd00:96::")), r.out());
+        assertTrue(r.err().contains("ServiceCIDR kubernetes: spec.cidrs: 'nonsense' is not a CIDR (skipped)"), r.err());
+
+        Result flag = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "node-a",
+                "--service-cidr", "10.100.0.0/16");
+        assertEquals(0, flag.exit(), flag.err());
+        List<String> flagLines = flag.out().lines().filter(l -> l.contains("service-cidrs {")).toList();
+        assertTrue(flagLines.stream().anyMatch(l -> l.contains("10.100.0.0")), flag.out());
+        assertTrue(flagLines.stream().noneMatch(l -> l.contains("10.96.0.0") || l.contains("fd00:96::")), flag.out());
+    }
+
     /** Issue 19: kubeadm's config file is read as kube-proxy reads it (syncPeriod: 0s is the default), and its mode counts. */
     @Test
     void kubeadmsConfigFileRunsAndItsModeCounts(@TempDir Path dir) throws Exception {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -14,6 +15,7 @@ import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,8 +23,12 @@ import java.util.Set;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.Protocol;
@@ -38,7 +44,7 @@ import io.nftproxy.proxy.model.ServicePortName;
 class ServiceHealthServersTest {
     private final HealthState health = new HealthState(Clock.systemUTC(), Duration.ofSeconds(60));
     private final List<String> events = new ArrayList<>();
-    private final ServiceHealthServers servers = new ServiceHealthServers(null, health, "node-a",
+    private final ServiceHealthServers servers = new ServiceHealthServers(null, health, ProxyConfig.defaults("node-a"),
             (about, type, reason, action, note) -> events.add(String.join(" | ", about.toString(), type.api(), reason, action, note)));
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final Map<ServicePortName, ServicePort> services = new HashMap<>();
@@ -71,6 +77,39 @@ class ServiceHealthServersTest {
     private HttpResponse<String> probe(int port) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/healthz")).build(),
                 HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** kube-proxy's body for default/my-svc with 2 local endpoints, byte for byte (its template, dedented, trimmed). */
+    @Test
+    void theBodyIsKubeProxysByteForByte() {
+        assertEquals("{\n\t\"service\": {\n\t\t\"namespace\": \"default\",\n\t\t\"name\": \"my-svc\"\n\t},\n"
+                + "\t\"localEndpoints\": 2,\n\t\"serviceProxyHealthy\": true\n}", ServiceHealthServers.body("default", "my-svc", 2, true));
+    }
+
+    static List<InetAddress> ips(String s) {
+        return s.isEmpty() ? List.of() : Arrays.stream(s.split(" ")).map(Inet::parse).toList();
+    }
+
+    /** Where the servers listen: kube-proxy's service health server over the NodePort addresses. */
+    @ParameterizedTest(name = "node-ip [{0}], Node [{1}], nodePortAddresses [{2}], local [{3}]: {4}")
+    @CsvSource(delimiter = '|', value = {
+        // nothing narrows NodePorts in either family: the wildcard (kube-proxy's 0.0.0.0, both families)
+        "          |                  |             | 127.0.0.1 10.0.0.5         | 0.0.0.0",
+        // primary IPv4, no IPv6 node IP: that IPv4, and every IPv6 address
+        "10.0.0.5  |                  |             | 127.0.0.1 10.0.0.5 10.0.0.6 fd00::5 | 10.0.0.5 fd00::5",
+        "          | 10.0.0.5 fd00::5 |             | 127.0.0.1 10.0.0.5 fd00::5 fd00::6 | 10.0.0.5 fd00::5",
+        // kube-proxy's own test: nodePortAddresses 127.0.0.0/8 listens on 127.0.0.1
+        "          |                  | 127.0.0.0/8 ::1/128 | 127.0.0.1 10.0.0.5 ::1   | 127.0.0.1 ::1",
+        "          |                  | 10.0.0.0/8 fd00::/8 | 127.0.0.1 10.0.0.5 10.1.2.3 fd00::5 ::1 | 10.0.0.5 10.1.2.3 fd00::5",
+    })
+    void listensOnTheNodePortAddresses(String nodeIPs, String nodeAddrs, String npa, String local, String expected) {
+        ProxyConfig cfg = new ProxyConfig("node-a", ips(nodeIPs == null ? "" : nodeIPs.trim()), List.of(), List.of(),
+                npa == null ? List.of() : Arrays.stream(npa.trim().split(" ")).map(Cidr::parse).toList(), false, 14,
+                Duration.ofSeconds(1), Duration.ofSeconds(30), "t");
+        NodeInfo node = new NodeInfo("node-a", null, ips(nodeAddrs == null ? "" : nodeAddrs.trim()), false);
+        List<String> at = ServiceHealthServers.bindAddresses(cfg, node, () -> ips(local.trim()), 30999).stream()
+                .map(a -> a.getAddress().isAnyLocalAddress() ? "0.0.0.0" : Inet.format(a.getAddress())).toList();
+        assertEquals(List.of(expected.trim().split(" ")), at);
     }
 
     /** kube-proxy records a port it cannot serve on the Service, and goes on with the others. */

@@ -2,8 +2,10 @@ package io.nftproxy.proxy.kernel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
@@ -92,7 +94,8 @@ class OperationsKernelTest {
                 server.start();
                 Topology.eventually(Duration.ofSeconds(20), () -> get(healthz).statusCode() == 200, "healthy after the first sync");
                 HttpResponse<String> h = get(healthz);
-                assertTrue(h.body().matches("\\{\"lastUpdated\": \"[^\"]+\", \"currentTime\": \"[^\"]+\", \"nodeEligible\": true\\}"),
+                assertTrue(h.body().matches("\\{\"lastUpdated\":\"[^\"]+\",\"currentTime\":\"[^\"]+\",\"nodeEligible\":true,\"healthy\":true,"
+                        + "\"status\":\\{\"IPv4\":\\{\"lastUpdated\":\"[^\"]+\",\"healthy\":true},\"IPv6\":\\{\"lastUpdated\":\"[^\"]+\",\"healthy\":true}}}"),
                         h.body());
                 assertEquals("application/json", h.headers().firstValue("Content-Type").orElse(""));
                 assertEquals(200, get("http://127.0.0.1:" + server.healthPort() + "/livez").statusCode());
@@ -100,10 +103,16 @@ class OperationsKernelTest {
                 // healthCheckNodePort: served in the node's namespace, reached from the external client
                 Topology.eventually(Duration.ofSeconds(20), () -> curl(topo.ext, Topology.NODE_IP + ":32001").startsWith("200"),
                         "the service with a local endpoint answers 200");
-                assertEquals("200 {\"service\": {\"namespace\": \"default\", \"name\": \"local\"}, \"localEndpoints\": 1, "
-                        + "\"serviceProxyHealthy\": true}", curl(topo.ext, Topology.NODE_IP + ":32001"));
-                assertEquals("503 {\"service\": {\"namespace\": \"default\", \"name\": \"remote\"}, \"localEndpoints\": 0, "
-                        + "\"serviceProxyHealthy\": true}", curl(topo.ext, Topology.NODE_IP + ":32002"));
+                assertEquals("200 {\n\t\"service\": {\n\t\t\"namespace\": \"default\",\n\t\t\"name\": \"local\"\n\t},\n"
+                        + "\t\"localEndpoints\": 1,\n\t\"serviceProxyHealthy\": true\n}", curl(topo.ext, Topology.NODE_IP + ":32001"));
+                assertEquals("503 {\n\t\"service\": {\n\t\t\"namespace\": \"default\",\n\t\t\"name\": \"remote\"\n\t},\n"
+                        + "\t\"localEndpoints\": 0,\n\t\"serviceProxyHealthy\": true\n}", curl(topo.ext, Topology.NODE_IP + ":32002"));
+                // ... on the NodePort addresses only (the node's primary IPv4 here), as kube-proxy listens: not on loopback
+                Throwable refused = assertThrows(Exception.class, () -> curl(topo.node, "127.0.0.1:32001"));
+                while (refused.getCause() != null) {
+                    refused = refused.getCause();
+                }
+                assertTrue(refused instanceof ConnectException, refused.toString());
 
                 Map<String, Double> m = scrape(server.metricsPort());
                 assertTrue(m.get("kubeproxy_sync_proxy_rules_duration_seconds_count") >= 1, m.keySet().toString());

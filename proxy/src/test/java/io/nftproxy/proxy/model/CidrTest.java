@@ -79,6 +79,22 @@ class CidrTest {
         assertEquals(ranges.trim(), out);
     }
 
+    /** Every address but loopback's: what NodePorts are served on when nothing narrows them. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "0.0.0.0/0               | 127.0.0.0/8  | 0.0.0.0-127.0.0.0 128.0.0.0-",
+            "10.0.0.0/8              | 127.0.0.0/8  | 10.0.0.0-11.0.0.0",
+            "127.0.0.0/7             | 127.0.0.0/8  | 126.0.0.0-127.0.0.0",
+            "127.0.0.0/8 10.0.0.0/8  | 127.0.0.0/8  | 10.0.0.0-11.0.0.0",
+            "::/0                    | ::1/128      | 0:0:0:0:0:0:0:0-0:0:0:0:0:0:0:1 0:0:0:0:0:0:0:2-",
+            "::/0                    | 127.0.0.0/8  | 0:0:0:0:0:0:0:0-"})
+    void mergedWithoutAHole(String cidrs, String hole, String ranges) {
+        List<Cidr> in = Arrays.stream(cidrs.trim().split("\\s+")).map(Cidr::parse).toList();
+        String out = String.join(" ", Cidr.merge(in, Cidr.parse(hole.trim())).stream().map(r -> r.start().getHostAddress()
+                + "-" + (r.endExclusive() == null ? "" : r.endExclusive().getHostAddress())).toList());
+        assertEquals(ranges.trim(), out);
+    }
+
     @Test
     void twoFamiliesDoNotMerge() {
         assertThrows(IllegalArgumentException.class, () -> Cidr.merge(List.of(Cidr.parse("10.0.0.0/8"), Cidr.parse("fd00::/8"))));

@@ -96,7 +96,7 @@ class NftRendererTest {
 
     @Test
     void sharedPickChainsChooseUniformly() {
-        Fragment g = new NftRenderer(CFG).globals(IpFamily.V4, NODE);
+        Fragment g = new NftRenderer(CFG).globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
         for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
             List<Rule> rules = g.chains().get("pick-" + k).rules();
             assertEquals(List.of("dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k
@@ -158,7 +158,7 @@ class NftRendererTest {
         NftRenderer r = new NftRenderer(CFG);
         Fragment f = r.service(IpFamily.V4, svc("sticky", "10.96.0.14", 0, false, 600), eps(2, "node-b"), NODE);
         assertTrue(f.sets().isEmpty(), "no set per endpoint: the kernel looks named sets up in a list");
-        Fragment globals = r.globals(IpFamily.V4, NODE);
+        Fragment globals = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
         assertTrue(globals.sets().containsKey(NftRenderer.AFFINITY));
         assertTrue(globals.unmanagedSets().contains(NftRenderer.AFFINITY), "the kernel fills it, we never touch its elements");
         List<String> rules = f.chains().get("svc-default/sticky/tcp/80").rules().stream()

@@ -267,6 +267,20 @@ class KubeModelTest {
         assertEquals(List.of("a Service without metadata.name (skipped)"), problems);
     }
 
+    /** kube-proxy's NodeEligible: a node being deleted or tainted by the cluster autoscaler is leaving; other taints are not. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "{name: n}                                              | {}                                                       | false",
+            "{name: n, deletionTimestamp: '2026-07-24T10:00:00Z'}   | {}                                                       | true",
+            "{name: n}   | {taints: [{key: ToBeDeletedByClusterAutoscaler, value: '1753351200', effect: NoSchedule}]}  | true",
+            "{name: n}   | {taints: [{key: node.kubernetes.io/unschedulable, effect: NoSchedule}]}                    | false"})
+    void aLeavingNode(String metadata, String spec, boolean leaving) {
+        List<KubeObject> out = new ArrayList<>();
+        Yaml.documents("kind: Node\nmetadata: " + metadata.trim() + "\nspec: " + spec.trim() + "\n")
+                .forEach(d -> out.addAll(KubeModel.objects(d, p -> { })));
+        assertEquals(leaving, ((KubeObject.NodeRecord) out.get(0)).node().deleting());
+    }
+
     @Test
     void aNodesPodCidrsComeFromPodCidrsElsePodCidr() {
         List<String> problems = new ArrayList<>();
