@@ -3,6 +3,7 @@ package io.nftproxy.proxy.metrics;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +16,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheus.PrometheusConfig;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.source.ObjectStore;
@@ -37,14 +39,18 @@ public final class ProxyMetrics implements SyncListener {
     static final Duration[] PROGRAMMING_BUCKETS = programmingBuckets();
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final Timer sync;
-    private final Timer fullSync;
-    private final Timer partialSync;
-    private final Timer programming;
+    /** kube-proxy's series per IP family ({@code ip_family}: IPv4, IPv6): one sync here programs both. */
+    private final Map<IpFamily, Timer> sync = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, Timer> fullSync = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, Timer> partialSync = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, Timer> programming = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, Counter> syncFailures = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, Timer> reconciles = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, Counter> reconciledFlows = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, AtomicLong[]> noLocalCounts = new EnumMap<>(IpFamily.class);
     private final Timer kernelCommit;
     private final Counter endpointChanges;
     private final Counter serviceChanges;
-    private final Counter syncFailures;
     private final Counter driftRepairs;
     private final DistributionSummary operations;
     private final DistributionSummary bytes;
@@ -54,25 +60,60 @@ public final class ProxyMetrics implements SyncListener {
     private final AtomicLong rules = new AtomicLong();
     private final AtomicLong elements = new AtomicLong();
     private final Map<ServicePortName, boolean[]> noLocal = new HashMap<>();
-    private final AtomicLong noLocalInternal = new AtomicLong();
-    private final AtomicLong noLocalExternal = new AtomicLong();
     private final Map<Integer, Counter> healthz = new HashMap<>();
     private final Map<Integer, Counter> livez = new HashMap<>();
 
+    /** nftables mode's metrics. */
     public ProxyMetrics(ObjectStore store) {
-        sync = histogram("kubeproxy.sync.proxy.rules.duration", "SyncProxyRules latency in seconds", SYNC_BUCKETS);
-        fullSync = histogram("kubeproxy.sync.full.proxy.rules.duration", "SyncProxyRules latency in seconds for full resyncs",
-                SYNC_BUCKETS);
-        partialSync = histogram("kubeproxy.sync.partial.proxy.rules.duration",
-                "SyncProxyRules latency in seconds for partial resyncs", SYNC_BUCKETS);
-        programming = histogram("kubeproxy.network.programming.duration", "In Cluster Network Programming Latency in seconds",
-                PROGRAMMING_BUCKETS);
-        kernelCommit = histogram("nftproxy.kernel.commit.duration", "Time inside the kernel per sync transaction, in seconds",
-                SYNC_BUCKETS);
-        Gauge.builder("kubeproxy.sync.proxy.rules.last.timestamp.seconds", lastSyncMillis, v -> v.get() / 1000.0)
-                .description("The last time proxy rules were successfully synced").register(registry);
-        Gauge.builder("kubeproxy.sync.proxy.rules.last.queued.timestamp.seconds", lastQueuedMillis, v -> v.get() / 1000.0)
-                .description("The last time a sync of proxy rules was queued").register(registry);
+        this(store, "nftables");
+    }
+
+    /**
+     * kube-proxy's metrics as it registers them for {@code mode} (nftables or iptables): the
+     * common ones, then the mode's failure counters.
+     */
+    public ProxyMetrics(ObjectStore store, String mode) {
+        for (IpFamily f : IpFamily.values()) {
+            String family = family(f);
+            sync.put(f, histogram("kubeproxy.sync.proxy.rules.duration", "SyncProxyRules latency in seconds", SYNC_BUCKETS,
+                    family));
+            fullSync.put(f, histogram("kubeproxy.sync.full.proxy.rules.duration",
+                    "SyncProxyRules latency in seconds for full resyncs", SYNC_BUCKETS, family));
+            partialSync.put(f, histogram("kubeproxy.sync.partial.proxy.rules.duration",
+                    "SyncProxyRules latency in seconds for partial resyncs", SYNC_BUCKETS, family));
+            programming.put(f, histogram("kubeproxy.network.programming.duration",
+                    "In Cluster Network Programming Latency in seconds", PROGRAMMING_BUCKETS, family));
+            Gauge.builder("kubeproxy.sync.proxy.rules.last.timestamp.seconds", lastSyncMillis, v -> v.get() / 1000.0)
+                    .tag("ip_family", family).description("The last time proxy rules were successfully synced").register(registry);
+            Gauge.builder("kubeproxy.sync.proxy.rules.last.queued.timestamp.seconds", lastQueuedMillis, v -> v.get() / 1000.0)
+                    .tag("ip_family", family).description("The last time a sync of proxy rules was queued").register(registry);
+            AtomicLong[] counts = {new AtomicLong(), new AtomicLong()};
+            noLocalCounts.put(f, counts);
+            for (String policy : new String[] {"internal", "external"}) {
+                Gauge.builder("kubeproxy.sync.proxy.rules.no.local.endpoints.total", counts[policy.equals("internal") ? 0 : 1],
+                                AtomicLong::get).tag("ip_family", family).tag("traffic_policy", policy)
+                        .description("Number of services with a Local traffic policy and no endpoints").register(registry);
+            }
+            if (mode.equals("iptables")) {
+                syncFailures.put(f, Counter.builder("kubeproxy.sync.proxy.rules.iptables.restore.failures").tag("ip_family", family)
+                        .description("Cumulative proxy iptables restore failures").register(registry));
+                // Every sync of the reference backend is a full iptables-restore: no partial one can fail.
+                Counter.builder("kubeproxy.sync.proxy.rules.iptables.partial.restore.failures").tag("ip_family", family)
+                        .description("Cumulative proxy iptables partial restore failures").register(registry);
+            } else {
+                syncFailures.put(f, Counter.builder("kubeproxy.sync.proxy.rules.nftables.sync.failures").tag("ip_family", family)
+                        .description("Cumulative proxy nftables sync failures").register(registry));
+                // Stale chains go in the sync's own transaction here, never in a cleanup of their own that could fail.
+                Counter.builder("kubeproxy.sync.proxy.rules.nftables.cleanup.failures").tag("ip_family", family)
+                        .description("Cumulative proxy nftables cleanup failures").register(registry);
+            }
+            reconciles.put(f, histogram("kubeproxy.conntrack.reconciler.sync.duration",
+                    "ReconcileConntrackFlowsLatency latency in seconds", SYNC_BUCKETS, family));
+            reconciledFlows.put(f, Counter.builder("kubeproxy.conntrack.reconciler.deleted.entries").tag("ip_family", family)
+                    .description("Cumulative conntrack flows deleted by conntrack reconciler").register(registry));
+        }
+        kernelCommit = Timer.builder("nftproxy.kernel.commit.duration").description("Time inside the kernel per sync transaction,"
+                + " in seconds").serviceLevelObjectives(SYNC_BUCKETS).register(registry);
         Gauge.builder("kubeproxy.sync.proxy.rules.endpoint.changes.pending", store, s -> s.pending()[1])
                 .description("Pending proxy rules Endpoint changes").register(registry);
         Gauge.builder("kubeproxy.sync.proxy.rules.service.changes.pending", store, s -> s.pending()[0])
@@ -81,14 +122,6 @@ public final class ProxyMetrics implements SyncListener {
                 .description("Cumulative proxy rules Endpoint changes").register(registry);
         serviceChanges = Counter.builder("kubeproxy.sync.proxy.rules.service.changes")
                 .description("Cumulative proxy rules Service changes").register(registry);
-        syncFailures = Counter.builder("kubeproxy.sync.proxy.rules.nftables.sync.failures")
-                .description("Cumulative proxy nftables sync failures").register(registry);
-        Gauge.builder("kubeproxy.sync.proxy.rules.no.local.endpoints.total", noLocalInternal, AtomicLong::get)
-                .tag("traffic_policy", "internal")
-                .description("Number of services with a Local traffic policy and no endpoints").register(registry);
-        Gauge.builder("kubeproxy.sync.proxy.rules.no.local.endpoints.total", noLocalExternal, AtomicLong::get)
-                .tag("traffic_policy", "external")
-                .description("Number of services with a Local traffic policy and no endpoints").register(registry);
         for (int code : new int[] {200, 503}) {
             healthz.put(code, Counter.builder("kubeproxy.proxy.healthz").tag("code", Integer.toString(code))
                     .description("Cumulative proxy healthz HTTP status").register(registry));
@@ -113,8 +146,19 @@ public final class ProxyMetrics implements SyncListener {
         io.prometheus.client.hotspot.DefaultExports.register(registry.getPrometheusRegistry());
     }
 
-    private Timer histogram(String name, String help, Duration[] buckets) {
-        return Timer.builder(name).description(help).serviceLevelObjectives(buckets).register(registry);
+    private Timer histogram(String name, String help, Duration[] buckets, String family) {
+        return Timer.builder(name).description(help).tag("ip_family", family).serviceLevelObjectives(buckets).register(registry);
+    }
+
+    /** kube-proxy's label value: v1.IPFamily. */
+    static String family(IpFamily f) {
+        return f == IpFamily.V4 ? "IPv4" : "IPv6";
+    }
+
+    /** The conntrack reconciler's run for one family ({@link io.nftproxy.proxy.sync.StaleUdpFlows}). */
+    public void reconciled(IpFamily f, long nanos, int deleted) {
+        reconciles.get(f).record(nanos, TimeUnit.NANOSECONDS);
+        reconciledFlows.get(f).increment(deleted);
     }
 
     static Duration[] exponential(double start, double factor, int count) {
@@ -171,8 +215,10 @@ public final class ProxyMetrics implements SyncListener {
 
     @Override
     public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
-        sync.record(nanos, TimeUnit.NANOSECONDS);
-        (r.full() ? fullSync : partialSync).record(nanos, TimeUnit.NANOSECONDS);
+        for (IpFamily f : IpFamily.values()) {
+            sync.get(f).record(nanos, TimeUnit.NANOSECONDS);
+            (r.full() ? fullSync : partialSync).get(f).record(nanos, TimeUnit.NANOSECONDS);
+        }
         kernelCommit.record(r.commit().kernelNanos(), TimeUnit.NANOSECONDS);
         operations.record(r.commit().operations());
         bytes.record(r.commit().bytes());
@@ -180,9 +226,11 @@ public final class ProxyMetrics implements SyncListener {
         serviceChanges.increment(snap.serviceChanges());
         endpointChanges.increment(snap.endpointChanges());
         Instant now = Instant.now();
-        for (Instant t : snap.triggerTimes()) {
-            if (!t.isAfter(now)) {
-                programming.record(Duration.between(t, now));
+        for (ObjectStore.Trigger t : snap.triggerTimes()) {
+            if (!t.at().isAfter(now)) {
+                for (IpFamily f : t.families()) {
+                    programming.get(f).record(Duration.between(t.at(), now));
+                }
             }
         }
         chains.set(r.chains());
@@ -207,17 +255,20 @@ public final class ProxyMetrics implements SyncListener {
             boolean internal = s.internalPolicyLocal() && sel.local().isEmpty();
             boolean external = s.externalPolicyLocal() && s.hasExternal() && sel.local().isEmpty();
             if (internal || external) {
-                noLocal.put(id, new boolean[] {internal, external});
+                noLocal.put(id, new boolean[] {internal, external, s.inFamily(IpFamily.V4), s.inFamily(IpFamily.V6)});
             } else {
                 noLocal.remove(id);
             }
         }
-        noLocalInternal.set(noLocal.values().stream().filter(b -> b[0]).count());
-        noLocalExternal.set(noLocal.values().stream().filter(b -> b[1]).count());
+        for (IpFamily f : IpFamily.values()) {
+            int in = f == IpFamily.V4 ? 2 : 3;
+            noLocalCounts.get(f)[0].set(noLocal.values().stream().filter(b -> b[in] && b[0]).count());
+            noLocalCounts.get(f)[1].set(noLocal.values().stream().filter(b -> b[in] && b[1]).count());
+        }
     }
 
     @Override
     public void failed(boolean full, Exception error) {
-        syncFailures.increment();
+        syncFailures.values().forEach(Counter::increment);
     }
 }

@@ -79,7 +79,7 @@ public final class ProxyServer implements AutoCloseable {
         this.events = events;
         this.node = EventRecorder.Regarding.node(cfg.hostname());
         this.canaryPeriod = cfg.syncPeriod();
-        metrics = new ProxyMetrics(store);
+        metrics = new ProxyMetrics(store, backend instanceof IptablesSyncer ? "iptables" : "nftables");
         // kube-proxy's health timeout: twice the sync period.
         health = new HealthState(Clock.systemUTC(), cfg.syncPeriod().multipliedBy(2));
         // Nothing is programmed yet: /healthz says so until the first sync. Nothing is queued either:
@@ -113,7 +113,7 @@ public final class ProxyServer implements AutoCloseable {
             throw new IOException(e.getMessage(), e);
         }
         parts.add(conntrack);
-        List<SyncListener> listeners = new ArrayList<>(List.of(extra, metrics, probes, new StaleUdpFlows(conntrack)));
+        List<SyncListener> listeners = new ArrayList<>(List.of(extra, metrics, probes, new StaleUdpFlows(conntrack, metrics::reconciled)));
         if (cfg.serviceCounters() && backend instanceof Syncer) {
             // A socket of its own: scrapes run on the metrics server's thread, beside the sync loop's.
             NftClient counterClient;

@@ -1,6 +1,5 @@
 package io.nftproxy.proxy.source;
 
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -17,14 +16,14 @@ import java.util.Set;
 final class ChangeTracker {
     /** What a snapshot takes: the services to re-examine and the counts since the last one. */
     record Changes(Set<ObjectKey> services, boolean node, long serviceChanges, long endpointChanges,
-                   List<Instant> triggerTimes) {
+                   List<ObjectStore.Trigger> triggerTimes) {
     }
 
     private Set<ObjectKey> services = new HashSet<>();
     private boolean node = true;
     private long serviceChanges;
     private long endpointChanges;
-    private List<Instant> triggerTimes = new ArrayList<>();
+    private List<ObjectStore.Trigger> triggerTimes = new ArrayList<>();
 
     void service(ObjectKey service) {
         services.add(service);
@@ -32,7 +31,7 @@ final class ChangeTracker {
     }
 
     /** A slice changed; {@code service} is the service it belongs (or belonged) to, null if none. */
-    void slice(ObjectKey service, ObjectKey previousService, Instant triggerTime) {
+    void slice(ObjectKey service, ObjectKey previousService, ObjectStore.Trigger triggerTime) {
         if (service != null) {
             services.add(service);
         }

@@ -2,6 +2,7 @@ package io.nftproxy.proxy.source;
 
 import java.time.Instant;
 import java.util.Comparator;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -14,6 +15,7 @@ import org.slf4j.LoggerFactory;
 
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
@@ -141,7 +143,7 @@ public final class ObjectStore {
             return false;
         }
         noteErrors(s.key(), s.errors(), "");
-        changes.slice(s.service(), old == null ? null : old.service(), s.triggerTime());
+        changes.slice(s.service(), old == null ? null : old.service(), trigger(s, old));
         return true;
     }
 
@@ -232,7 +234,23 @@ public final class ObjectStore {
      */
     public record Snapshot(ProxyState state, Set<ServicePortName> changed, boolean nodeChanged,
                            Map<Problem, String> errors, long serviceChanges, long endpointChanges,
-                           List<Instant> triggerTimes) {
+                           List<Trigger> triggerTimes) {
+    }
+
+    /** An endpoints controller's trigger time, and the IP families of the slice it came with. */
+    public record Trigger(Instant at, Set<IpFamily> families) {
+    }
+
+    /** The slice's trigger time with the families of its endpoints (before or after the change); null without one. */
+    private static Trigger trigger(SliceRecord now, SliceRecord old) {
+        if (now.triggerTime() == null) {
+            return null;
+        }
+        Set<IpFamily> families = EnumSet.noneOf(IpFamily.class);
+        for (SliceRecord r : old == null ? List.of(now) : List.of(now, old)) {
+            r.endpoints().values().forEach(eps -> eps.forEach(e -> families.add(e.family())));
+        }
+        return families.isEmpty() ? null : new Trigger(now.triggerTime(), families);
     }
 
     /** How many Services the store holds (whether or not a snapshot has taken them yet). */

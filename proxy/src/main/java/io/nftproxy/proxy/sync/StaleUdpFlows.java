@@ -1,100 +1,132 @@
 package io.nftproxy.proxy.sync;
 
-import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Predicate;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.nftproxy.netlink.ct.ConntrackClient;
+import io.nftproxy.netlink.ct.ConntrackEntry;
 import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.source.ObjectStore;
-import io.nftproxy.proxy.topology.EndpointSelection;
-import io.nftproxy.proxy.topology.EndpointSelector;
 
 /**
  * UDP has no connection to end: conntrack keeps DNATing a client's flow to the endpoint it first
  * reached, even after that endpoint left the service; and a flow that began while the service had
- * no endpoint keeps going nowhere, un-NATed, as long as the client keeps retrying. After each sync
- * both kinds of stale UDP flows are deleted from the conntrack table, as kube-proxy does.
+ * no endpoint keeps going nowhere, un-NATed, as long as the client keeps retrying. After a sync,
+ * as kube-proxy's conntrack reconciler: UDP flows to a service's ClusterIPs, external and
+ * load-balancer IPs and port, or to its NodePort on any address, whose reply does not come from
+ * one of its serving endpoints (address and port) are deleted; a service with no serving endpoint,
+ * or one that was deleted, keeps none. One conntrack dump per IP family and sync.
+ *
+ * <p>Where it differs: kube-proxy looks at every UDP service whenever one's endpoints changed;
+ * here only the service ports that changed in this sync are looked at (every one at a full sync
+ * or a node change), since the others' flows were reconciled when they last changed.
  */
 public final class StaleUdpFlows implements SyncListener {
     private static final Logger LOG = LoggerFactory.getLogger(StaleUdpFlows.class);
 
+    /** Hears of each reconciliation: the family, how long it took, how many flows it deleted. */
+    @FunctionalInterface
+    public interface Observer {
+        void reconciled(IpFamily family, long nanos, int deleted);
+    }
+
+    /** What one service port's flows may reply from; flows to its frontends replying from elsewhere are stale. */
+    record Expected(ServicePort svc, Set<InetSocketAddress> serving) {
+        boolean stale(ConntrackEntry e) {
+            boolean toService = (svc.clusterIPs().contains(e.origDst()) || svc.externalIPs().contains(e.origDst())
+                    || svc.loadBalancerIPs().contains(e.origDst())) && e.origDport() == svc.port()
+                    || svc.nodePort() != 0 && e.origDport() == svc.nodePort();
+            return toService && !serving.contains(new InetSocketAddress(e.replySrc(), e.replySport()));
+        }
+    }
+
     private final ConntrackClient conntrack;
-    private final Map<ServicePortName, Set<InetAddress>> inUse = new HashMap<>();
+    private final Observer observer;
+    /** The UDP service ports as last reconciled: a deleted one's flows go with it. */
+    private final Map<ServicePortName, ServicePort> known = new HashMap<>();
+
+    public StaleUdpFlows(ConntrackClient conntrack, Observer observer) {
+        this.conntrack = conntrack;
+        this.observer = observer;
+    }
 
     public StaleUdpFlows(ConntrackClient conntrack) {
-        this.conntrack = conntrack;
+        this(conntrack, (f, nanos, deleted) -> { });
     }
 
     @Override
     public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
-        Iterable<ServicePortName> ids = r.full() || snap.nodeChanged() ? new ArrayList<>(snap.state().services().keySet())
-                : snap.changed();
-        Set<ServicePortName> gone = new HashSet<>(inUse.keySet());
-        gone.removeAll(snap.state().services().keySet());
-        List<Runnable> deletions = new ArrayList<>();
-        for (ServicePortName id : ids) {
-            ServicePort svc = snap.state().services().get(id);
-            if (svc == null || svc.protocol() != Protocol.UDP) {
-                continue;
-            }
-            EndpointSelection sel = EndpointSelector.select(svc, snap.state().endpointsOf(id), snap.state().node());
-            Set<InetAddress> now = new HashSet<>();
-            sel.cluster().forEach(e -> now.add(e.address()));
-            sel.local().forEach(e -> now.add(e.address()));
-            Set<InetAddress> before = inUse.put(id, now);
-            if (before != null) {
-                Set<InetAddress> removed = new HashSet<>(before);
-                removed.removeAll(now);
-                if (!removed.isEmpty()) {
-                    deletions.add(() -> forget(svc, removed::contains));
-                }
-            }
-            if ((before == null || before.isEmpty()) && !now.isEmpty()) {
-                // Flows that reached the service when nothing could take them were never NATed:
-                // their replies would come from the service address itself.
-                deletions.add(() -> forget(svc, null));
-            }
+        Set<ServicePortName> ids = new HashSet<>();
+        if (r.full() || snap.nodeChanged()) {
+            ids.addAll(snap.state().services().keySet());
+            ids.addAll(known.keySet()); // gone since
+        } else {
+            ids.addAll(snap.changed());
         }
-        inUse.keySet().removeAll(gone);
-        deletions.forEach(Runnable::run);
+        Map<IpFamily, List<Expected>> expected = expectations(ids, snap.state());
+        for (Map.Entry<IpFamily, List<Expected>> e : expected.entrySet()) {
+            reconcile(e.getKey(), e.getValue());
+        }
     }
 
-    /**
-     * Deletes the service's UDP flows whose replies come from a departed endpoint, or, with
-     * {@code departed} null, those that were never NATed (replies from the address they were sent to).
-     */
-    private void forget(ServicePort svc, Predicate<InetAddress> departed) {
-        Set<InetAddress> fronts = new HashSet<>(svc.clusterIPs());
-        fronts.addAll(svc.externalIPs());
-        fronts.addAll(svc.loadBalancerIPs());
-        for (IpFamily f : IpFamily.values()) {
-            if (!svc.inFamily(f)) {
-                continue;
-            }
-            try {
-                int n = conntrack.deleteWhere(f == IpFamily.V4 ? 4 : 6, e -> e.protocol() == Protocol.UDP.number()
-                        && (departed == null ? e.replySrc().equals(e.origDst()) : departed.test(e.replySrc()))
-                        && ((fronts.contains(e.origDst()) && e.origDport() == svc.port())
-                        || (svc.nodePort() != 0 && e.origDport() == svc.nodePort())));
-                if (n > 0) {
-                    LOG.info("forgot {} stale UDP flows of {}", n, svc.id());
+    /** Per family, what the looked-at UDP service ports' flows may reply from; updates what is known. */
+    Map<IpFamily, List<Expected>> expectations(Set<ServicePortName> ids, ProxyState state) {
+        Map<IpFamily, List<Expected>> out = new EnumMap<>(IpFamily.class);
+        for (ServicePortName id : ids) {
+            ServicePort svc = state.services().get(id);
+            ServicePort before = known.remove(id);
+            if (svc != null && svc.protocol() == Protocol.UDP) {
+                known.put(id, svc);
+                Set<InetSocketAddress> serving = new HashSet<>();
+                for (Endpoint ep : state.endpointsOf(id)) {
+                    if (ep.serving()) {
+                        serving.add(new InetSocketAddress(ep.address(), ep.port()));
+                    }
                 }
-            } catch (NftException e) {
-                LOG.warn("could not clear UDP conntrack entries of {}: {}", svc.id(), e.getMessage());
+                expect(out, svc, serving);
             }
+            if (before != null && !before.equals(svc)) {
+                expect(out, before, Set.of()); // deleted, or its frontends changed: no flow to the old ones stays
+            }
+        }
+        return out;
+    }
+
+    private static void expect(Map<IpFamily, List<Expected>> out, ServicePort svc, Set<InetSocketAddress> serving) {
+        for (IpFamily f : IpFamily.values()) {
+            if (svc.inFamily(f)) {
+                out.computeIfAbsent(f, k -> new ArrayList<>()).add(new Expected(svc, serving));
+            }
+        }
+    }
+
+    private void reconcile(IpFamily f, List<Expected> expected) {
+        long t0 = System.nanoTime();
+        try {
+            int n = conntrack.deleteWhere(f == IpFamily.V4 ? 4 : 6, e -> e.protocol() == Protocol.UDP.number()
+                    && expected.stream().anyMatch(x -> x.stale(e)));
+            observer.reconciled(f, System.nanoTime() - t0, n);
+            if (n > 0) {
+                LOG.info("deleted {} stale UDP conntrack flows ({}) of {} service ports", n, f == IpFamily.V4 ? "IPv4" : "IPv6",
+                        expected.size());
+            }
+        } catch (NftException e) {
+            LOG.warn("could not clear stale UDP conntrack flows ({}): {}", f == IpFamily.V4 ? "IPv4" : "IPv6", e.getMessage());
         }
     }
 }

@@ -66,7 +66,7 @@ class DriftRepairKernelTest {
                 assertEquals(shape(ours), shape(topo.node.exec("nft", "list", "table", "ip", "nftproxy")),
                         "after the repairs our table has the chains, sets and rules it had after the first sync");
                 assertEquals(0.0, OperationsKernelTest.scrape(server.metricsPort())
-                        .get("kubeproxy_sync_proxy_rules_nftables_sync_failures_total"), "no repair failed");
+                        .get("kubeproxy_sync_proxy_rules_nftables_sync_failures_total{ip_family=\"IPv4\"}"), "no repair failed");
             }
         }
     }

@@ -115,18 +115,18 @@ class OperationsKernelTest {
                 assertTrue(refused instanceof ConnectException, refused.toString());
 
                 Map<String, Double> m = scrape(server.metricsPort());
-                assertTrue(m.get("kubeproxy_sync_proxy_rules_duration_seconds_count") >= 1, m.keySet().toString());
-                assertTrue(m.get("kubeproxy_sync_full_proxy_rules_duration_seconds_count") >= 1);
-                assertTrue(m.containsKey("kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.001\"}"), "kube-proxy's first bucket");
-                assertTrue(m.containsKey("kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"16.384\"}"), "and its last");
-                assertTrue(m.containsKey("kubeproxy_network_programming_duration_seconds_bucket{le=\"300.0\"}"));
-                assertTrue(m.get("kubeproxy_sync_proxy_rules_last_timestamp_seconds") > 1.7e9);
+                assertTrue(m.get("kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family=\"IPv4\"}") >= 1, m.keySet().toString());
+                assertTrue(m.get("kubeproxy_sync_full_proxy_rules_duration_seconds_count{ip_family=\"IPv4\"}") >= 1);
+                assertTrue(m.containsKey("kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family=\"IPv4\",le=\"0.001\"}"), "kube-proxy's first bucket");
+                assertTrue(m.containsKey("kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family=\"IPv6\",le=\"16.384\"}"), "and its last");
+                assertTrue(m.containsKey("kubeproxy_network_programming_duration_seconds_bucket{ip_family=\"IPv4\",le=\"300.0\"}"));
+                assertTrue(m.get("kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family=\"IPv4\"}") > 1.7e9);
                 assertEquals(2.0, m.get("kubeproxy_sync_proxy_rules_service_changes_total"));
                 assertEquals(2.0, m.get("kubeproxy_sync_proxy_rules_endpoint_changes_total"));
                 assertEquals(0.0, m.get("kubeproxy_sync_proxy_rules_endpoint_changes_pending"));
-                assertEquals(1.0, m.get("kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy=\"external\"}"),
+                assertEquals(1.0, m.get("kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"IPv4\",traffic_policy=\"external\"}"),
                         "the remote-only Local service");
-                assertEquals(0.0, m.get("kubeproxy_sync_proxy_rules_nftables_sync_failures_total"));
+                assertEquals(0.0, m.get("kubeproxy_sync_proxy_rules_nftables_sync_failures_total{ip_family=\"IPv4\"}"));
                 assertTrue(m.get("kubeproxy_proxy_healthz_total{code=\"200\"}") >= 1);
                 assertTrue(m.get("nftproxy_owned_objects{kind=\"set_elements\"}") > 0);
                 assertTrue(m.containsKey("jvm_memory_bytes_used{area=\"heap\"}"), "JVM metrics");
@@ -189,6 +189,11 @@ class OperationsKernelTest {
                 String toKept = topo.node.exec("conntrack", "-L", "-p", "udp", "--orig-dst", "10.96.0.10", "--reply-src", kept);
                 assertEquals(keptFlows + 1, toKept.lines().filter(l -> l.contains("dport=53 ")).count(),
                         "the flows to " + kept + " plus the retried one: " + toKept);
+
+                // The last endpoint leaves too (kubernetes PR 139629): a service without endpoints keeps no flow.
+                new Manifests().service("dns", "10.96.0.10", "[{name: dns, port: 53, protocol: UDP}]").write(dir, "dns.yaml");
+                Topology.eventually(Duration.ofSeconds(20), () -> topo.node.exec("conntrack", "-L", "-p", "udp", "--orig-dst",
+                        "10.96.0.10").lines().noneMatch(l -> l.contains("dport=53 ")), "no flow of the service stays");
             }
         }
     }
