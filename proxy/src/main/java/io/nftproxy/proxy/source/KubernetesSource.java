@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import org.slf4j.Logger;
@@ -130,22 +131,26 @@ public final class KubernetesSource implements Source {
         String selector = store.selection().labelSelector();
         services = client.services().inAnyNamespace().withLabelSelector(selector).runnableInformer(resyncMillis)
                 .itemStore(reduced(Service.class, json));
-        services.addEventHandler(handler(json, "Service"));
+        Delivery serviceEvents = new Delivery();
+        services.addEventHandler(handler(json, "Service", serviceEvents));
         slices = client.discovery().v1().endpointSlices().inAnyNamespace().withLabelSelector(selector).runnableInformer(resyncMillis)
                 .itemStore(reduced(EndpointSlice.class, json));
-        slices.addEventHandler(handler(json, "EndpointSlice"));
+        Delivery sliceEvents = new Delivery();
+        slices.addEventHandler(handler(json, "EndpointSlice", sliceEvents));
         String node = store.node().name();
         nodes = client.nodes().withField("metadata.name", node).runnableInformer(resyncMillis);
-        nodes.addEventHandler(handler(json, "Node"));
+        Delivery nodeEvents = new Delivery();
+        nodes.addEventHandler(handler(json, "Node", nodeEvents));
         List<CompletableFuture<Void>> listed = new ArrayList<>();
         if (watchServiceCidrs) {
             serviceCidrs = client.network().v1().serviceCIDRs().runnableInformer(resyncMillis);
-            serviceCidrs.addEventHandler(handler(json, "ServiceCIDR"));
-            listed.add(startServiceCidrs());
+            Delivery cidrEvents = new Delivery();
+            serviceCidrs.addEventHandler(handler(json, "ServiceCIDR", cidrEvents));
+            listed.add(startServiceCidrs().thenCompose(v -> cidrEvents.after(serviceCidrs)));
         }
-        listed.add(start(services, "services"));
-        listed.add(start(slices, "endpointslices"));
-        listed.add(start(nodes, "node " + node).thenRun(() -> {
+        listed.add(start(services, "services").thenCompose(v -> serviceEvents.after(services)));
+        listed.add(start(slices, "endpointslices").thenCompose(v -> sliceEvents.after(slices)));
+        listed.add(start(nodes, "node " + node).thenCompose(v -> nodeEvents.after(nodes)).thenRun(() -> {
             if (store.nodeMissing()) {
                 LOG.warn("no Node named '{}' in the cluster: NodePorts are served on no address of it and /healthz answers"
                         + " 503 until it appears (is --hostname-override / hostnameOverride this node's name?)", node);
@@ -263,7 +268,35 @@ public final class KubernetesSource implements Source {
         return new ReducedStateItemStore<>(ReducedStateItemStore.NAME_KEY_STATE, type, json);
     }
 
-    private <T extends HasMetadata> ResourceEventHandler<T> handler(KubernetesSerialization json, String kind) {
+    /**
+     * When an informer's listing has reached our store: the client hands events to handlers on a
+     * thread of its own, after its own store has the objects, so "listed" is not yet "delivered".
+     * A first sync before it would program a part of the cluster (as client-go's handler
+     * registrations' HasSynced guards kube-proxy against). Complete once the handler has seen at
+     * least as many events as the informer's store holds objects when its listing completed.
+     */
+    static final class Delivery {
+        private final AtomicLong seen = new AtomicLong();
+        private volatile long target = Long.MAX_VALUE;
+        private final CompletableFuture<Void> done = new CompletableFuture<>();
+
+        void event() {
+            if (seen.incrementAndGet() >= target) {
+                done.complete(null);
+            }
+        }
+
+        CompletableFuture<Void> after(SharedIndexInformer<?> informer) {
+            target = informer.getStore().list().size();
+            if (seen.get() >= target) {
+                done.complete(null);
+            }
+            return done;
+        }
+    }
+
+    private <T extends HasMetadata> ResourceEventHandler<T> handler(KubernetesSerialization json, String kind,
+                                                                    Delivery delivery) {
         Consumer<T> upsert = obj -> {
             @SuppressWarnings("unchecked")
             Map<String, Object> tree = json.convertValue(obj, Map.class);
@@ -275,17 +308,29 @@ public final class KubernetesSource implements Source {
         return new ResourceEventHandler<>() {
             @Override
             public void onAdd(T obj) {
-                upsert.accept(obj);
+                try {
+                    upsert.accept(obj);
+                } finally {
+                    delivery.event();
+                }
             }
 
             @Override
             public void onUpdate(T oldObj, T newObj) {
-                upsert.accept(newObj);
+                try {
+                    upsert.accept(newObj);
+                } finally {
+                    delivery.event();
+                }
             }
 
             @Override
             public void onDelete(T obj, boolean deletedFinalStateUnknown) {
-                store.remove(key(kind, obj));
+                try {
+                    store.remove(key(kind, obj));
+                } finally {
+                    delivery.event();
+                }
             }
         };
     }
