@@ -23,6 +23,7 @@ import io.nftproxy.proxy.cli.Main;
 import io.nftproxy.proxy.config.Durations;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.tools.bench.ApiServerBench;
 import io.nftproxy.tools.bench.BenchState;
 import io.nftproxy.tools.bench.BenchYaml;
 import io.nftproxy.tools.bench.CompareBench;
@@ -76,6 +77,14 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--informers", description = "Also run the daemon's informers against fabric8's mock API server in"
             + " this JVM: start to first full sync, EndpointSlice update to the kernel's ack.")
     boolean informers;
+
+    @Option(names = "--api-server", description = "Also time kube-proxy's command line against an API server at an"
+            + " address (fabric8's mock, HTTP, over a veth) from its start to the first /healthz 200, as a process of the"
+            + " product jar and, with --image, as nftproxy's image under podman; and what JSON lists cost to decode.")
+    boolean apiServer;
+
+    @Option(names = "--image", paramLabel = "TAG", description = "With --api-server: the image to run (deploy/image/build).")
+    String image;
 
     @Option(names = "--drift", description = "Also time the drift watcher's repair after someone else flushes one of"
             + " our chains, in another fresh namespace.")
@@ -224,6 +233,15 @@ final class BenchCommand implements Callable<Integer> {
                 } finally {
                     exec("ip", "netns", "del", ns);
                 }
+            }
+            if (apiServer) {
+                ApiServerBench.Figures f = ApiServerBench.run(state, image, daemonJvm("768m"));
+                System.out.printf("          kube-proxy's command line, API server at an address: start to /healthz 200:%s"
+                                + " process %.0f ms%s; JSON lists (%d services, %d slices) %.1f MB, decoded in %.0f ms%n",
+                        image == null ? "" : String.format(" image %s %.0f ms (ratio %.2f),", image, f.containerNanos() / 1e6,
+                                (double) f.containerNanos() / f.processNanos()),
+                        f.processNanos() / 1e6, f.containerSync().isEmpty() ? "" : " [container: " + f.containerSync() + "]",
+                        n, n, f.jsonBytes() / 1e6, f.decodeNanos() / 1e6);
             }
             if (informers) {
                 daemon("informers on the mock API; EndpointSlice updated", state, nsName + "-i",

@@ -274,7 +274,7 @@ public final class DaemonBench {
         }
     }
 
-    private static Service service(ServicePort svc) {
+    static Service service(ServicePort svc) {
         ServiceBuilder b = new ServiceBuilder().withNewMetadata().withName(svc.id().name()).withNamespace(svc.id().namespace())
                 .endMetadata().withNewSpec().withClusterIP(svc.clusterIPs().get(0).getHostAddress())
                 .withType(svc.nodePort() != 0 ? "NodePort" : "ClusterIP")
@@ -284,7 +284,7 @@ public final class DaemonBench {
         return b.build();
     }
 
-    private static EndpointSlice slice(ServicePort svc, List<Endpoint> eps) {
+    static EndpointSlice slice(ServicePort svc, List<Endpoint> eps) {
         EndpointSliceBuilder b = new EndpointSliceBuilder().withNewMetadata().withName(svc.id().name() + "-x")
                 .withNamespace(svc.id().namespace()).addToLabels("kubernetes.io/service-name", svc.id().name()).endMetadata()
                 .withAddressType("IPv4").addNewPort().withName(svc.id().port()).withPort(8080).withProtocol("TCP").endPort();
