@@ -12,6 +12,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
@@ -32,6 +35,7 @@ import io.nftproxy.proxy.source.KubeObject.SliceRecord;
  * the rest of the slice kept.
  */
 public final class KubeModel {
+    private static final Logger LOG = LoggerFactory.getLogger(KubeModel.class);
     public static final String SERVICE_NAME_LABEL = "kubernetes.io/service-name";
     public static final String ZONE_LABEL = "topology.kubernetes.io/zone";
     public static final String TRIGGER_TIME_ANNOTATION = "endpoints.kubernetes.io/last-change-trigger-time";
@@ -88,6 +92,11 @@ public final class KubeModel {
             case "ServiceCIDR" -> ObjectKey.Kind.SERVICE_CIDR;
             default -> null;
         };
+        if (k == null && kind.equals("Endpoints") && LOG.isDebugEnabled()) {
+            Map<?, ?> meta = m.get("metadata") instanceof Map<?, ?> mm ? mm : Map.of();
+            LOG.debug("Endpoints {}/{}: ignored: kube-proxy reads EndpointSlices, never v1 Endpoints",
+                    ObjectKey.namespace(text(meta.get("namespace"))), text(meta.get("name")));
+        }
         if (k == null) {
             return; // not ours: ConfigMaps, Deployments, ...
         }
@@ -99,6 +108,12 @@ public final class KubeModel {
         }
         boolean clusterScoped = k == ObjectKey.Kind.NODE || k == ObjectKey.Kind.SERVICE_CIDR;
         ObjectKey key = new ObjectKey(k, clusterScoped ? "" : ObjectKey.namespace(text(meta.get("namespace"))).intern(), name);
+        if (LOG.isDebugEnabled()) {
+            // A manifest's misspelling: dropped, as the API server drops unknown fields, and named.
+            for (String field : KnownFields.unknown(k, m)) {
+                LOG.debug("{}: unknown field {} dropped, as the API server drops it", key, field);
+            }
+        }
         if (!clusterScoped && !selection.selects(meta.get("labels") instanceof Map<?, ?> l ? l : null)) {
             out.add(k == ObjectKey.Kind.SERVICE ? new ServiceRecord(key, List.of(), null)
                     : new SliceRecord(key, null, Map.of(), List.of(), null));
@@ -292,7 +307,8 @@ public final class KubeModel {
         Map<ServicePortName, List<Endpoint>> out = new LinkedHashMap<>();
         String type = text(slice.get("addressType"), what, "addressType");
         if (!"IPv4".equals(type) && !"IPv6".equals(type)) {
-            return out; // FQDN slices are not proxied
+            LOG.debug("{}: addressType {}: not proxied, as kube-proxy does not proxy it (ignored)", what, type);
+            return out;
         }
         List<Endpoint> eps = new ArrayList<>();
         for (Object eo : list(slice.get("endpoints"), what, "endpoints")) {

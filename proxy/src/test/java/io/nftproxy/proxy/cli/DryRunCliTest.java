@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -114,6 +115,47 @@ public class DryRunCliTest {
         assertTrue(r.out().contains("10.244.2.2") && r.out().contains("10.244.3.2"),
                 "the hints are ignored: both endpoints are used\n" + r.out());
         assertTrue(r.out().contains("10.96.0.99"), "the unrelated service is there too");
+    }
+
+    /**
+     * What a cluster sends that the proxy does not use: v1 Endpoints and FQDN EndpointSlices are
+     * ignored as kube-proxy ignores them, a misspelled field is dropped as the API server drops it;
+     * at -v 2 each is named, at the default verbosity nothing is said.
+     */
+    @Test
+    void unusedObjectsAndUnknownFieldsAreNamedAtVerbosityTwo(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("svc.yaml"), """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: web, namespace: shop}
+                spec:
+                  clusterIP: 10.96.0.77
+                  ports: [{name: http, port: 80, protocl: UDP}]
+                ---
+                apiVersion: v1
+                kind: Endpoints
+                metadata: {name: web, namespace: shop}
+                subsets: [{addresses: [{ip: 10.244.1.2}], ports: [{name: http, port: 8080}]}]
+                ---
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata: {name: web-fqdn, namespace: shop, labels: {kubernetes.io/service-name: web}}
+                addressType: FQDN
+                endpoints: [{addresses: [db.example.com], conditions: {redy: true}}]
+                ports: [{name: http, port: 8080}]
+                """);
+        Result quiet = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "node-a");
+        assertEquals(0, quiet.exit(), quiet.err());
+        assertTrue(quiet.out().contains("10.96.0.77 . tcp . 80"), "the service is programmed, TCP: " + quiet.out());
+        assertFalse(quiet.err().contains("protocl") || quiet.err().contains("Endpoints shop/web"), quiet.err());
+
+        Result v2 = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "node-a", "-v", "2");
+        assertEquals(0, v2.exit(), v2.err());
+        assertTrue(v2.err().contains("Service shop/web: unknown field spec.ports[0].protocl dropped, as the API server drops it"),
+                v2.err());
+        assertTrue(v2.err().contains("EndpointSlice shop/web-fqdn: unknown field endpoints[0].conditions.redy dropped"), v2.err());
+        assertTrue(v2.err().contains("Endpoints shop/web: ignored: kube-proxy reads EndpointSlices, never v1 Endpoints"), v2.err());
+        assertTrue(v2.err().contains("EndpointSlice shop/web-fqdn: addressType FQDN: not proxied"), v2.err());
     }
 
     /** ServiceCIDR objects in the directory give the service network; --service-cidr overrides them; a bad range is named. */
