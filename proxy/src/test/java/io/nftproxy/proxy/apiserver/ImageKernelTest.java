@@ -84,6 +84,7 @@ class ImageKernelTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the container runs while the block does
     void theImageRunsAsKubeProxysDaemonSetRunsIt(@TempDir Path dir) throws Exception {
         requireImage();
         String name = "nftproxy-test-" + Long.toHexString(System.nanoTime());
@@ -91,12 +92,7 @@ class ImageKernelTest {
             k8s.admin.services().inNamespace("shop").resource(ApiServerAwayKernelTest.service("cart", "10.96.7.1")).create();
             initContainer(k8s, dir, name);
 
-            // The proxy: NET_ADMIN only, read-only root, as the DaemonSet runs it.
-            TestNetns.run(podman(k8s, dir, name, List.of("-d", "--read-only", "--cap-drop=all", "--cap-add=NET_ADMIN"),
-                    KUBEADM), null);
-            try {
-                eventually(() -> NodeProcess.fetch(k8s.node.ns(), 10256, "/healthz").code() == 200,
-                        "the container's /healthz turns 200");
+            try (AutoCloseable proxy = proxyContainer(k8s, dir, name)) {
                 assertTrue(k8s.node.exec("nft", "list", "table", "ip", "nftproxy").contains("10.96.7.1"));
                 NodeProcess.Answer metrics = NodeProcess.fetch(k8s.node.ns(), 10249, "/metrics");
                 assertTrue(metrics.body().contains("kubeproxy_sync_proxy_rules_last_timestamp_seconds"), metrics.body());
@@ -110,9 +106,26 @@ class ImageKernelTest {
                 assertEquals(200, NodeProcess.fetch(k8s.node.ns(), 10256, "/healthz").code());
                 assertEquals(rules, k8s.node.exec("nft", "list", "table", "ip", "nftproxy"));
                 assertTrue(!logs(name).contains("\tat "), "no stack traces:\n" + logs(name));
-            } finally {
-                TestNetns.run(List.of("podman", "--runtime", "runc", "rm", "-f", "-t", "5", name), null);
             }
+        }
+    }
+
+    /**
+     * The proxy's container as the DaemonSet runs it (NET_ADMIN only, read-only root), once its
+     * /healthz answers 200; closing removes it.
+     */
+    static AutoCloseable proxyContainer(ControlPlane k8s, Path dir, String name) throws Exception {
+        TestNetns.run(podman(k8s, dir, name, List.of("-d", "--read-only", "--cap-drop=all", "--cap-add=NET_ADMIN"), KUBEADM),
+                null);
+        AutoCloseable remove = () -> TestNetns.run(List.of("podman", "--runtime", "runc", "rm", "-f", "-t", "5", name), null);
+        try {
+            eventually(() -> NodeProcess.fetch(k8s.node.ns(), 10256, "/healthz").code() == 200,
+                    "the container's /healthz turns 200");
+            return remove;
+        } catch (Exception | AssertionError e) {
+            e.addSuppressed(new IllegalStateException("the container's log:\n" + logs(name)));
+            remove.close();
+            throw e;
         }
     }
 
@@ -123,22 +136,17 @@ class ImageKernelTest {
 
     /** kubeadm's file with mode: iptables: the reference backend, with the image's own iptables, NET_ADMIN only. */
     @Test
+    @SuppressWarnings("try") // the container runs while the block does
     void iptablesModeRunsInTheImage(@TempDir Path dir) throws Exception {
         requireImage();
         String name = "nftproxy-test-ipt-" + Long.toHexString(System.nanoTime());
         try (ControlPlane k8s = new ControlPlane(dir, "iptables")) {
             k8s.admin.services().inNamespace("shop").resource(ApiServerAwayKernelTest.service("cart", "10.96.7.1")).create();
             initContainer(k8s, dir, name);
-            TestNetns.run(podman(k8s, dir, name, List.of("-d", "--read-only", "--cap-drop=all", "--cap-add=NET_ADMIN"),
-                    KUBEADM), null);
-            try {
-                eventually(() -> NodeProcess.fetch(k8s.node.ns(), 10256, "/healthz").code() == 200,
-                        "the container's /healthz turns 200");
+            try (AutoCloseable proxy = proxyContainer(k8s, dir, name)) {
                 String saved = k8s.node.exec("iptables-save");
                 assertTrue(saved.contains("-A KUBE-SERVICES -d 10.96.7.1/32"), saved); // no endpoints: its REJECT
                 assertTrue(logs(name).contains("iptables mode"), logs(name));
-            } finally {
-                TestNetns.run(List.of("podman", "--runtime", "runc", "rm", "-f", "-t", "5", name), null);
             }
         }
     }

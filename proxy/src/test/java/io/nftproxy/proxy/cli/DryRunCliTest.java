@@ -15,6 +15,11 @@ import java.util.List;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.util.ContextInitializer;
+import ch.qos.logback.core.joran.spi.JoranException;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -41,6 +46,18 @@ public class DryRunCliTest {
         } finally {
             System.setOut(oldOut);
             System.setErr(oldErr);
+            quietLogging();
+        }
+    }
+
+    /** The command set up its own logging (to stderr); the tests' own goes back to its file (logback-test.xml). */
+    public static void quietLogging() {
+        LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
+        ctx.reset();
+        try {
+            new ContextInitializer(ctx).autoConfig();
+        } catch (JoranException e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -226,7 +243,8 @@ public class DryRunCliTest {
             r = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "node-a",
                     "--logging-format", "json");
         } finally {
-            Logging.format("text"); // back to the console as it is now
+            Logging.format("text"); // back to text lines for the commands after it
+            quietLogging();
         }
         assertEquals(0, r.exit(), r.err());
         ObjectMapper json = new ObjectMapper();

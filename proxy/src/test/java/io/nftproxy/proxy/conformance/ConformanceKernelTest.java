@@ -3,6 +3,7 @@ package io.nftproxy.proxy.conformance;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
+import io.nftproxy.proxy.cli.DryRunCliTest;
 import io.nftproxy.proxy.cli.Main;
 import io.nftproxy.sandbox.Netns;
 import io.nftproxy.sandbox.Sandbox;
@@ -157,7 +159,12 @@ class ConformanceKernelTest {
     }
 
     static void cli(String... args) {
-        int code = Main.execute(args);
+        int code;
+        try {
+            code = Main.execute(args);
+        } finally {
+            DryRunCliTest.quietLogging();
+        }
         if (code != 0) {
             throw new AssertionError("nftproxy " + String.join(" ", args) + " exited " + code);
         }
@@ -237,12 +244,15 @@ class ConformanceKernelTest {
         return null;
     }
 
+    /** The table, printed and written to target/conformance.txt (.ci/run shows it at the end of the run). */
     @AfterAll
-    static void summary() {
+    static void summary() throws IOException {
+        StringBuilder t = new StringBuilder("Conformance: nftables (nftproxy) against iptables (kube-proxy's iptables mode)\n");
+        t.append(String.format("%-40s %5s %10s %11s%n", "scenario", "flows", "agreements", "divergences"));
+        SUMMARY.stream().sorted().forEach(line -> t.append(line).append('\n'));
+        t.append(String.format("%-40s %5d %10d %11d%n", SUMMARY.size() + " scenarios", TOTALS[0], TOTALS[1], TOTALS[2]));
         System.out.println();
-        System.out.println("Conformance: nftables (nftproxy) against iptables (kube-proxy's iptables mode)");
-        System.out.printf("%-40s %5s %10s %11s  %s%n", "scenario", "flows", "agreements", "divergences", "");
-        SUMMARY.stream().sorted().forEach(System.out::println);
-        System.out.printf("%-40s %5d %10d %11d%n", SUMMARY.size() + " scenarios", TOTALS[0], TOTALS[1], TOTALS[2]);
+        System.out.print(t);
+        Files.writeString(Path.of("target", "conformance.txt"), t.toString());
     }
 }

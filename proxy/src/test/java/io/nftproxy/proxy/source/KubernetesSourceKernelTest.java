@@ -130,23 +130,6 @@ class KubernetesSourceKernelTest {
         }
     }
 
-    /**
-     * The first sync must see the whole cluster: once start() returns, every listed object has
-     * reached the store (the client hands them to handlers on a thread of its own, after its own
-     * store has them). No kernel involved.
-     */
-    @Test
-    void everyListedObjectIsInTheStoreWhenTheListingIsSaidDone() throws Exception {
-        for (int i = 0; i < 150; i++) {
-            client.services().inNamespace("shop").resource(service("s" + i, "10.96.9." + (i % 250))).create();
-        }
-        ObjectStore store = new ObjectStore("node-a");
-        try (KubernetesSource source = new KubernetesSource(client, store)) {
-            source.start();
-            assertEquals(150, store.serviceCount());
-        }
-    }
-
     @Test
     void startingIsRecordedOnTheNodeAsKubeProxyRecordsIt() {
         ObjectStore store = new ObjectStore("node-a");

@@ -22,6 +22,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePortName;
@@ -97,7 +98,8 @@ class ObjectStoreChangeTest {
         ObjectStore.Snapshot s = store.snapshot();
         assertEquals(1, s.serviceChanges());
         assertEquals(2, s.endpointChanges());
-        assertEquals(List.of(t), s.triggerTimes());
+        assertEquals(List.of(new ObjectStore.Trigger(t, Set.of(IpFamily.V4))), s.triggerTimes(),
+                "with the family of the endpoints the slice had");
         assertFalse(s.nodeChanged());
         assertArrayEquals(new long[] {0, 0}, store.pending());
         assertEquals(List.of(), store.snapshot().triggerTimes());
