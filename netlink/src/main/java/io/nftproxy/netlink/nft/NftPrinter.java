@@ -144,7 +144,7 @@ public final class NftPrinter {
         }
         List<SetElement> sorted = new ArrayList<>(els);
         // The kernel dumps in hash order; print in key order so output is stable and diffable.
-        sorted.sort((a, b) -> a.key().compareTo(b.key()));
+        sorted.sort(SetElement.INTERVAL_ORDER);
         List<String> out = new ArrayList<>(els.size());
         for (SetElement el : sorted) {
             StringBuilder sb = new StringBuilder();
@@ -175,15 +175,15 @@ public final class NftPrinter {
      */
     private static String intervals(NftSet set, List<SetElement> els) {
         List<SetElement> sorted = new ArrayList<>(els);
-        sorted.sort((a, b) -> a.key().compareTo(b.key()));
+        sorted.sort(SetElement.INTERVAL_ORDER);
         List<String> out = new ArrayList<>();
         for (int i = 0; i < sorted.size(); i++) {
             SetElement start = sorted.get(i);
-            if ((start.flags() & NfTables.NFT_SET_ELEM_INTERVAL_END) != 0) {
+            if (start.isIntervalEnd()) {
                 continue;
             }
             Bytes last;
-            if (i + 1 < sorted.size() && (sorted.get(i + 1).flags() & NfTables.NFT_SET_ELEM_INTERVAL_END) != 0) {
+            if (i + 1 < sorted.size() && sorted.get(i + 1).isIntervalEnd()) {
                 last = minusOne(sorted.get(i + 1).key());
                 i++;
             } else {

@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.nft;
 
+import java.util.Comparator;
 import java.util.Objects;
 
 /**
@@ -8,8 +9,21 @@ import java.util.Objects;
  * time left before it expires as read back (0 when writing).
  */
 public record SetElement(Bytes key, Bytes keyEnd, Data data, long timeoutMs, long expiresMs, int flags) {
+    /**
+     * The order of an interval set's elements: by key; at one key, the end of the range below
+     * before the start of the range above. The kernel checks each interval element against those
+     * already in the set as it arrives, so elements sent in this order never look like an overlap.
+     */
+    public static final Comparator<SetElement> INTERVAL_ORDER = Comparator.comparing(SetElement::key)
+            .thenComparing(e -> !e.isIntervalEnd());
+
     public SetElement {
         Objects.requireNonNull(key, "key");
+    }
+
+    /** The end element of an interval set's range (its key is one past the range). */
+    public boolean isIntervalEnd() {
+        return (flags & NfTables.NFT_SET_ELEM_INTERVAL_END) != 0;
     }
 
     public static SetElement of(Bytes key) {

@@ -1,6 +1,7 @@
 package io.nftproxy.netlink.testing;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -123,7 +124,7 @@ public final class FakeNfTables implements NftKernel, CounterReader {
     /** Interval sets hold a start and an end element that may share key bytes. */
     private record ElementKey(Bytes key, boolean intervalEnd) {
         static ElementKey of(SetElement e) {
-            return new ElementKey(e.key(), (e.flags() & NfTables.NFT_SET_ELEM_INTERVAL_END) != 0);
+            return new ElementKey(e.key(), e.isIntervalEnd());
         }
     }
 
@@ -403,6 +404,9 @@ public final class FakeNfTables implements NftKernel, CounterReader {
                         }
                         continue;
                     }
+                    if (s.has(NfTables.NFT_SET_INTERVAL)) {
+                        checkInterval(els.values(), el);
+                    }
                     els.put(k, new SetElement(el.key(), el.keyEnd(), el.data(), el.timeoutMs(), 0, el.flags()));
                 }
                 case DELETE, DESTROY -> {
@@ -420,6 +424,32 @@ public final class FakeNfTables implements NftKernel, CounterReader {
                 }
                 default -> throw new Refusal(Errno.EOPNOTSUPP, verb + " of elements");
             }
+        }
+    }
+
+    /**
+     * The rbtree's overlap check, made as each element arrives (net/netfilter/nft_set_rbtree.c):
+     * the nearest element at or below the new one (an end at the same key counts for a new start)
+     * must not be of the same kind, and above a new end there must be no end. The kernel reports
+     * ENOTEMPTY, which nf_tables turns into EEXIST. So intervals go in start first.
+     */
+    private static void checkInterval(Collection<SetElement> present, SetElement el) throws Refusal {
+        SetElement below = null;
+        SetElement above = null;
+        for (SetElement e : present) {
+            int d = SetElement.INTERVAL_ORDER.compare(e, el);
+            if (d < 0 && (below == null || SetElement.INTERVAL_ORDER.compare(e, below) > 0)) {
+                below = e;
+            } else if (d > 0 && (above == null || SetElement.INTERVAL_ORDER.compare(e, above) < 0)) {
+                above = e;
+            }
+        }
+        if (below != null && below.isIntervalEnd() == el.isIntervalEnd()) {
+            throw new Refusal(Errno.EEXIST, "interval element overlaps (the nearest below is also "
+                    + (el.isIntervalEnd() ? "an end" : "a start") + ")");
+        }
+        if (el.isIntervalEnd() && above != null && above.isIntervalEnd()) {
+            throw new Refusal(Errno.EEXIST, "interval end overlaps (the nearest above is an end)");
         }
     }
 

@@ -63,6 +63,10 @@ class FakeNfTablesKernelTest {
         return SetElement.of(Bytes.ip(ip));
     }
 
+    static SetElement end(String ip) {
+        return new SetElement(Bytes.ip(ip), null, null, 0, 0, NfTables.NFT_SET_ELEM_INTERVAL_END);
+    }
+
     static Transaction tx() {
         return new Transaction();
     }
@@ -97,8 +101,15 @@ class FakeNfTablesKernelTest {
                         tx().delete(Elements.of(S, List.of(el("10.0.0.3")))),
                         tx().delete(Elements.of(S, List.of(el("10.0.0.2")))),
                         tx().flush(S))),
-                Arguments.of("intervals", List.of(setup(), tx().add(Elements.of(R, List.of(el("10.0.0.0"),
-                        new SetElement(Bytes.ip("10.0.1.0"), null, null, 0, 0, NfTables.NFT_SET_ELEM_INTERVAL_END)))))),
+                Arguments.of("intervals", List.of(setup(), tx().add(Elements.of(R, List.of(el("10.0.0.0"), end("10.0.1.0")))))),
+                // The kernel checks each element against those already there: end before start is an overlap.
+                Arguments.of("intervals added end first", List.of(setup(),
+                        tx().add(Elements.of(R, List.of(el("10.96.0.0"), end("10.97.0.0")))),
+                        tx().add(Elements.of(R, List.of(end("10.99.0.0"), el("10.98.0.0")))),
+                        tx().add(Elements.of(R, List.of(el("10.98.0.0"), end("10.99.0.0")))),
+                        tx().add(Elements.of(R, List.of(end("10.95.0.0"), el("10.94.0.0")))), // nothing below: accepted
+                        tx().add(Elements.of(R, List.of(el("10.99.0.0"), end("10.99.1.0")))), // adjacent: accepted
+                        tx().delete(Elements.of(R, List.of(end("10.97.0.0")))).add(Elements.of(R, List.of(end("10.97.2.0")))))),
                 Arguments.of("redefinitions", List.of(setup(), tx().add(NftSet.set(F, "t", "s", DataType.IPV6_ADDR)),
                         tx().add(Chain.base(F, "t", "pre", "nat", Hook.PREROUTING, -90)), tx().add(Chain.regular(F, "t", "pre")),
                         tx().add(S).add(C))),

@@ -13,6 +13,7 @@ import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.NfTables;
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.PackedElements;
 import io.nftproxy.netlink.nft.Rule;
@@ -224,6 +225,19 @@ final class Delta {
                 } else if (!el.equals(was)) {
                     removes.add(was);
                     adds.add(el);
+                }
+            }
+            NftSet def = setNew ? setsAdded.get(set) : state.sets.get(set);
+            if (def != null && def.has(NfTables.NFT_SET_INTERVAL) && !setGone) {
+                // Whole ranges, in an order the kernel's element-by-element overlap check accepts.
+                if (committed != null && !setNew) {
+                    Map<Bytes, SetElement> changed = new HashMap<>();
+                    next.forEach((k, v) -> changed.put(k, v == null ? null : v.element()));
+                    IntervalRanges.Change c = IntervalRanges.of(committed.elements(), changed);
+                    adds = c.adds();
+                    removes = c.removes();
+                } else {
+                    adds.sort(SetElement.INTERVAL_ORDER);
                 }
             }
             if (!adds.isEmpty()) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.Test;
 
@@ -44,10 +45,17 @@ class ServiceCidrKernelTest {
         ProxyConfig cfg = new ProxyConfig("node-a", List.of(), List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(),
                 false, 14, Duration.ofMillis(20), Duration.ofMinutes(5), "nftproxy");
         ObjectStore store = new ObjectStore("node-a");
+        List<String> failures = new CopyOnWriteArrayList<>();
+        SyncListener recordFailures = new SyncListener() {
+            @Override
+            public void failed(boolean full, Exception error) {
+                failures.add(error.getMessage());
+            }
+        };
         try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns());
              KubernetesSource source = new KubernetesSource(client, store);
              SyncLoop loop = new SyncLoop(store, new Syncer(nft, new NftRenderer(cfg), "nftproxy"), Duration.ofMillis(20),
-                     Duration.ofMinutes(5), new SyncListener() { })) {
+                     Duration.ofMinutes(5), recordFailures)) {
             topo.ext.exec("ip", "addr", "add", "10.98.5.5/32", "dev", "lo");
             topo.node.exec("sh", "-c", "ip route add 10.98.0.0/16 dev $(ip -o route get 10.96.0.1 | awk '{print $3}')");
             source.start();
@@ -73,6 +81,7 @@ class ServiceCidrKernelTest {
                     "no longer a service address: not dropped");
             String v4 = topo.node.exec("nft", "list", "set", "ip", "nftproxy", "service-cidrs");
             assertEquals(true, v4.contains("10.96.0.0/16"), v4);
+            assertEquals(List.of(), failures, "every change of the service network went in at the first attempt");
         }
     }
 }

@@ -70,6 +70,7 @@ class SyncLoopKernelTest {
                     assertTrue(results.get(0).full(), "the first sync is full");
 
                     // an endpoint is added: both answer
+                    int before = results.size();
                     new Manifests().service("web", "10.96.0.10", "[{name: http, port: 80}]")
                             .slice("web", "a", "IPv4", http, "10.244.1.2@node-b", "10.244.1.3@node-b").write(dir, "web.yaml");
                     Set<String> seen = new HashSet<>();
@@ -77,10 +78,14 @@ class SyncLoopKernelTest {
                         seen.add(topo.tcp(client, "10.244.2.100", "10.96.0.10", 80).answeredBy());
                         return seen.contains("10.244.1.3:8080");
                     }, "the added endpoint answers");
-                    SyncResult partial = results.get(results.size() - 1);
-                    assertFalse(partial.full(), "an endpoint change is a partial sync");
-                    assertTrue(partial.commit().operations() < 12, "only the service's chain and elements: "
-                            + partial.commit().operations() + " operations");
+                    // The kernel serves the change as soon as it is committed, a moment before the
+                    // loop reports the sync: wait for the report.
+                    Topology.eventually(Duration.ofSeconds(5), () -> results.size() > before, "the sync is reported");
+                    for (SyncResult partial : results.subList(before, results.size())) {
+                        assertFalse(partial.full(), "an endpoint change is a partial sync");
+                        assertTrue(partial.commit().operations() < 12, "only the service's chain and elements: "
+                                + partial.commit().operations() + " operations");
+                    }
 
                     // the first endpoint goes away; a new service file appears
                     new Manifests().service("web", "10.96.0.10", "[{name: http, port: 80}]")

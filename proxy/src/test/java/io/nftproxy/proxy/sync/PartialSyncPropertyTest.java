@@ -38,13 +38,13 @@ import io.nftproxy.proxy.render.NftRenderer;
 /**
  * The syncer's central promise, as a property over random histories: whatever sequence of model
  * changes arrives (services and endpoints added, removed and changed, policies flipped, the node's
- * zone changed, syncs failing midway and being retried as the sync loop retries them), the table
+ * zone and the service network changed, syncs failing midway and being retried as the sync loop retries them), the table
  * that partial syncs leave equals the table one full sync of the final model makes. Runs against
  * {@link FakeNfTables}, without privileges; seed with -Dnftproxy.seed=N to replay a failure.
  */
 class PartialSyncPropertyTest {
     static final ProxyConfig CFG = new ProxyConfig("node-a", List.of(ip("192.168.50.2"), ip("fd00:50::2")),
-            List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14, Duration.ZERO,
+            List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(), false, 14, Duration.ZERO,
             Duration.ofSeconds(30), "nftproxy");
 
     static InetAddress ip(String s) {
@@ -59,9 +59,11 @@ class PartialSyncPropertyTest {
         final TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
         final Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>();
         String zone = "z1";
+        List<Cidr> serviceCidrs = List.of();
 
         ProxyState state() {
-            return new ProxyState(services, endpoints, new NodeInfo("node-a", zone, List.of(ip("192.168.50.2")), false));
+            return new ProxyState(services, endpoints, new NodeInfo("node-a", zone, List.of(ip("192.168.50.2")), false),
+                    serviceCidrs);
         }
     }
 
@@ -103,12 +105,27 @@ class PartialSyncPropertyTest {
         };
     }
 
-    /** One random change; returns the service port it touched (null: the node). */
+    /** The cluster's ServiceCIDRs (no --service-cidr overrides them) come from these: overlapping, adjacent (they merge) and apart, of both families. */
+    static final List<Cidr> SERVICE_CIDRS = List.of(Cidr.parse("10.96.0.0/16"), Cidr.parse("10.97.0.0/16"),
+            Cidr.parse("10.98.0.0/16"), Cidr.parse("10.96.128.0/17"), Cidr.parse("10.100.0.0/24"), Cidr.parse("fd00:96::/112"),
+            Cidr.parse("fd00:98::/112"));
+
+    static List<Cidr> someOf(Random r, List<Cidr> all) {
+        List<Cidr> out = new ArrayList<>();
+        for (Cidr c : all) {
+            if (r.nextInt(3) == 0) {
+                out.add(c);
+            }
+        }
+        return out;
+    }
+
+    /** One random change; returns the service port it touched (null: the node or the service network). */
     static ServicePortName mutate(Random r, Model m, int[] counter) {
         int i = r.nextInt(12);
         ServicePortName id = id(i);
         boolean six = i % 5 == 4;
-        switch (r.nextInt(7)) {
+        switch (r.nextInt(8)) {
             case 0, 1 -> m.services.put(id, service(r, i));
             case 2 -> {
                 m.services.remove(id);
@@ -125,6 +142,10 @@ class PartialSyncPropertyTest {
                     eps.remove(r.nextInt(eps.size()));
                 }
                 m.endpoints.put(id, eps);
+            }
+            case 6 -> {
+                m.serviceCidrs = someOf(r, SERVICE_CIDRS);
+                return null;
             }
             default -> {
                 m.zone = ZONES.get(r.nextInt(ZONES.size()));
@@ -169,7 +190,8 @@ class PartialSyncPropertyTest {
                 changed.add(touched);
             }
             if (r.nextInt(3) == 0) {
-                if (r.nextInt(10) == 0) {
+                boolean inject = r.nextInt(10) == 0;
+                if (inject) {
                     fake.failNextCommit(new NftException("injected failure", 5, null));
                 }
                 try {
@@ -177,6 +199,10 @@ class PartialSyncPropertyTest {
                     changed.clear();
                     full = r.nextInt(15) == 0; // now and then a periodic full sync
                 } catch (NftException e) {
+                    if (!inject) {
+                        throw new AssertionError("history " + seed + " (replay: -Dnftproxy.seed=" + seed
+                                + "): the fake refused a sync: " + e.getMessage(), e);
+                    }
                     // As the sync loop does: forget, and retry with a full sync.
                     syncer.forgetCommitted();
                     full = true;
