@@ -49,27 +49,36 @@ public final class DriftWatcher implements AutoCloseable {
     }
 
     private void loop() {
+        // A foreign transaction is many events (a table deleted: every rule, chain and set), then
+        // the kernel's new-generation event that ends it: one repair when that end arrives, so
+        // events still being read after the repair has begun do not ask for another.
+        boolean driftSeen = false;
         while (!closed) {
             try {
                 NftEvent e = monitor.next(Duration.ofSeconds(1));
-                if (e != null && e.type() != NftEvent.Type.GENERATION) {
-                    eventsRead.incrementAndGet();
-                    lastTable = e.table();
+                if (e == null || e.type() == NftEvent.Type.GENERATION) {
+                    if (driftSeen) {
+                        driftSeen = false;
+                        repair.run();
+                    }
+                    continue;
                 }
-                if (e == null || e.type() == NftEvent.Type.GENERATION || !table.equals(e.table())) {
+                eventsRead.incrementAndGet();
+                lastTable = e.table();
+                if (!table.equals(e.table()) || e.portId() == ourPortId) {
                     continue;
                 }
                 if ((e.type() == NftEvent.Type.CHAIN || e.type() == NftEvent.Type.RULE) && TraceSession.isTraceChain(e.name())) {
                     continue; // nftproxy trace's marking chains come and go in our table: not drift
                 }
-                if (e.portId() != ourPortId) {
-                    // One change by someone else is often many events: say it once a second.
+                if (!driftSeen) {
+                    // Said once per foreign change (and at most once a second).
                     long now = System.nanoTime();
                     if (now - lastWarnNanos > 1_000_000_000L) {
                         LOG.warn("our table was changed by someone else ({}); rebuilding our tables", e);
                         lastWarnNanos = now;
                     }
-                    repair.run();
+                    driftSeen = true;
                 }
             } catch (NftException ex) {
                 if (closed) {
@@ -77,6 +86,7 @@ public final class DriftWatcher implements AutoCloseable {
                 }
                 // Lost events (buffer overrun) may have hidden a change: repair to be sure.
                 LOG.warn("nf_tables events: {}; rebuilding our tables to be sure", ex.getMessage());
+                driftSeen = false;
                 repair.run();
             }
         }
