@@ -250,6 +250,8 @@ final class KubeProxyCommand implements Callable<Integer> {
         launch.healthzAt = c.healthzBindAddress();
         launch.metricsAt = c.metricsBindAddress();
         launch.resync = c.configSyncPeriod();
+        launch.apiQps = c.clientConnection().qps();
+        launch.apiBurst = c.clientConnection().burst();
         launch.oomScoreAdj = c.oomScoreAdj();
         return launch.run();
     }

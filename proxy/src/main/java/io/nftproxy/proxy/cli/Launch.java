@@ -65,6 +65,9 @@ final class Launch {
     String metricsAt;
     /** How often the informers resync (configSyncPeriod). */
     Duration resync = Duration.ofMinutes(15);
+    /** The API client's request limit (clientConnection.qps and burst): kube-proxy's defaults. */
+    float apiQps = 5;
+    int apiBurst = 10;
     /** Written to /proc/self/oom_score_adj when the daemon starts; null leaves it alone. */
     Integer oomScoreAdj;
 
@@ -74,7 +77,7 @@ final class Launch {
             return new ManifestSource(manifests, store);
         }
         Config k8s = inCluster ? new ConfigBuilder().build() : Kubeconfig.load(kubeconfig, master);
-        KubernetesSource source = new KubernetesSource(k8s, store);
+        KubernetesSource source = new KubernetesSource(k8s, store, apiQps, apiBurst);
         source.resyncEvery(resync);
         // --service-cidr overrides the cluster's ServiceCIDRs; beside kube-proxy they are its own.
         source.watchServiceCidrs(cfg.serviceCIDRs().isEmpty() && (proxyName == null || proxyName.isEmpty()));

@@ -234,6 +234,8 @@ final class RunCommand implements Callable<Integer> {
         launch.metricsAt = metricsBindAddress != null ? metricsBindAddress : file.metricsBindAddress();
         launch.healthzAt = healthzBindAddress != null ? healthzBindAddress : file.healthzBindAddress();
         launch.resync = file.configSyncPeriod();
+        launch.apiQps = file.clientConnection().qps();
+        launch.apiBurst = file.clientConnection().burst();
         launch.oomScoreAdj = config == null ? null : file.oomScoreAdj(); // kube-proxy's file says how; without one, left alone
         return launch.run();
     }

@@ -30,9 +30,11 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.ReducedStateItemStore;
+import io.fabric8.kubernetes.client.utils.HttpClientUtils;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.nftproxy.proxy.events.ApiEvents;
 import io.nftproxy.proxy.events.EventRecorder;
+import io.nftproxy.proxy.source.client.RateLimitedHttpClient;
 
 /**
  * A live cluster as the source: shared informers on Services, EndpointSlices and this node's Node
@@ -61,9 +63,19 @@ public final class KubernetesSource implements Source {
         this(kubeconfig == null ? new ConfigBuilder().build() : Kubeconfig.load(kubeconfig, null), store);
     }
 
-    /** From a client configuration (see {@link Kubeconfig}). */
+    /** From a client configuration (see {@link Kubeconfig}), with kube-proxy's default request limit. */
     public KubernetesSource(Config cfg, ObjectStore store) {
-        this(new KubernetesClientBuilder().withConfig(cfg).build(), true, store);
+        this(cfg, store, 5, 10);
+    }
+
+    /**
+     * From a client configuration, its requests limited as kube-proxy's are by clientConnection's
+     * {@code qps} and {@code burst} (see {@link RateLimitedHttpClient#factory}).
+     */
+    public KubernetesSource(Config cfg, ObjectStore store, float qps, int burst) {
+        this(new KubernetesClientBuilder().withConfig(cfg)
+                .withHttpClientFactory(RateLimitedHttpClient.factory(HttpClientUtils.getHttpClientFactory(), qps, burst))
+                .build(), true, store);
     }
 
     /** Over a client the caller owns (tests use the mock server's). */
