@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 import io.nftproxy.netlink.nft.CommitStats;
 import io.nftproxy.proxy.config.ProxyConfig;
@@ -37,6 +38,8 @@ public final class IptablesSyncer implements Backend {
 
     private final Map<IpFamily, Chains> committed = new EnumMap<>(IpFamily.class);
     private boolean jumpsEnsured;
+    /** Per family and table, the rules the last sync wrote (every sync writes all of ours). */
+    private volatile Map<IpFamily, Map<String, Integer>> rulesWritten = Map.of();
 
     /** @param netns the network namespace's name, or null for ours */
     public IptablesSyncer(ProxyConfig config, String netns) {
@@ -70,6 +73,7 @@ public final class IptablesSyncer implements Backend {
         int rules = 0;
         long bytes = 0;
         List<String> rejected = new ArrayList<>();
+        Map<IpFamily, Map<String, Integer>> written = new EnumMap<>(IpFamily.class);
         for (IpFamily f : IpFamily.values()) {
             IptablesRenderer.Output out = renderer.render(state, f);
             rejected.addAll(out.rejected());
@@ -94,12 +98,38 @@ public final class IptablesSyncer implements Backend {
             runner.run(cmd(tool(f, "iptables-restore"), "-w", "--noflush"), restore.toString());
             committed.put(f, new Chains(new HashSet<>(out.natChains()), new HashSet<>(out.filterChains())));
             chains += out.natChains().size() + out.filterChains().size();
-            rules += (int) out.restore().lines().filter(l -> l.startsWith("-A ")).count();
+            Map<String, Integer> byTable = rulesByTable(out.restore());
+            written.put(f, byTable);
+            rules += byTable.values().stream().mapToInt(Integer::intValue).sum();
             bytes += restore.length();
         }
         jumpsEnsured = true;
+        rulesWritten = written;
         long took = System.nanoTime() - t0;
         return new SyncResult(true, new CommitStats(rules, 0, bytes, 0, took), chains, chains, rules, 0, rejected, 0);
+    }
+
+    /** The rules ({@code -A} lines) of an iptables-restore input, by table. */
+    static Map<String, Integer> rulesByTable(String restore) {
+        Map<String, Integer> out = new TreeMap<>();
+        String table = null;
+        for (String line : restore.split("\n")) {
+            if (line.startsWith("*")) {
+                table = line.substring(1).trim();
+                out.putIfAbsent(table, 0);
+            } else if (line.startsWith("-A ") && table != null) {
+                out.merge(table, 1, Integer::sum);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * kube-proxy's {@code sync_proxy_rules_iptables_total} and {@code _last} of a family and table:
+     * the rules we own there, which here are also those the last sync wrote (it writes them all).
+     */
+    public int rules(IpFamily f, String table) {
+        return rulesWritten.getOrDefault(f, Map.of()).getOrDefault(table, 0);
     }
 
     /** Service chains (KUBE-SVC-, -SVL-, -EXT-, -FW-, -SEP-) in the kernel now, by table. */

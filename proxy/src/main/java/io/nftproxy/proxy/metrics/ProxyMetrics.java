@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToIntBiFunction;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -148,6 +149,24 @@ public final class ProxyMetrics implements SyncListener {
 
     private Timer histogram(String name, String help, Duration[] buckets, String family) {
         return Timer.builder(name).description(help).tag("ip_family", family).serviceLevelObjectives(buckets).register(registry);
+    }
+
+    /**
+     * iptables mode's rule counts, per family and table (filter, nat), read from {@code rules}
+     * at each scrape: {@code sync_proxy_rules_iptables_total} (the rules owned) and
+     * {@code _last} (those the last sync wrote).
+     */
+    public void iptablesRules(ToIntBiFunction<IpFamily, String> owned, ToIntBiFunction<IpFamily, String> lastWritten) {
+        for (IpFamily f : IpFamily.values()) {
+            for (String table : new String[] {"filter", "nat"}) {
+                Gauge.builder("kubeproxy.sync.proxy.rules.iptables.total", () -> owned.applyAsInt(f, table))
+                        .tag("ip_family", family(f)).tag("table", table)
+                        .description("Total number of iptables rules owned by kube-proxy").register(registry);
+                Gauge.builder("kubeproxy.sync.proxy.rules.iptables.last", () -> lastWritten.applyAsInt(f, table))
+                        .tag("ip_family", family(f)).tag("table", table)
+                        .description("Number of iptables rules written by kube-proxy in last sync").register(registry);
+            }
+        }
     }
 
     /** kube-proxy's label value: v1.IPFamily. */

@@ -80,6 +80,9 @@ public final class ProxyServer implements AutoCloseable {
         this.node = EventRecorder.Regarding.node(cfg.hostname());
         this.canaryPeriod = cfg.syncPeriod();
         metrics = new ProxyMetrics(store, backend instanceof IptablesSyncer ? "iptables" : "nftables");
+        if (backend instanceof IptablesSyncer ips) {
+            metrics.iptablesRules(ips::rules, ips::rules); // every sync writes all of them
+        }
         // kube-proxy's health timeout: twice the sync period.
         health = new HealthState(Clock.systemUTC(), cfg.syncPeriod().multipliedBy(2));
         // Nothing is programmed yet: /healthz says so until the first sync. Nothing is queued either:

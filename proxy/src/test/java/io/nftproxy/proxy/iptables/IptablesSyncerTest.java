@@ -96,6 +96,14 @@ class IptablesSyncerTest {
         assertEquals(jumps, ipt.of("iptables").stream().filter(c -> c.cmd().contains("-C")).count(), "each jump checked");
         assertEquals(jumps, ipt.of("iptables").stream().filter(c -> c.cmd().contains("-A")).count(), "and added when missing");
         assertEquals(2, ipt.of("ip6tables-restore").size(), "IPv6 likewise");
+        for (String table : List.of("nat", "filter")) {
+            String rendered = new IptablesRenderer(CONFIG).render(state, IpFamily.V4).restore();
+            String block = rendered.substring(rendered.indexOf("*" + table + "\n"));
+            block = block.substring(0, block.indexOf("COMMIT"));
+            assertEquals(block.lines().filter(l -> l.startsWith("-A ")).count(), s.rules(IpFamily.V4, table),
+                    "kube-proxy's iptables_total{table=" + table + "}: the rules of ours in it");
+        }
+        assertTrue(s.rules(IpFamily.V4, "nat") > 0 && s.rules(IpFamily.V4, "filter") > 0);
 
         // A service goes: its chains are deleted; the jumps are not touched again.
         ipt.calls.clear();

@@ -111,5 +111,10 @@ class ProxyMetricsTest {
         assertTrue(scrape.contains("kubeproxy_sync_proxy_rules_iptables_restore_failures_total{ip_family=\"IPv4\",} 1.0"), scrape);
         assertTrue(scrape.contains("kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total{ip_family=\"IPv6\",} 0.0"));
         assertFalse(scrape.contains("nftables"), scrape);
+        ipt.iptablesRules((f, table) -> f == IpFamily.V4 && table.equals("nat") ? 120 : 7, (f, table) -> 3);
+        scrape = ipt.registry().scrape();
+        assertTrue(scrape.contains("kubeproxy_sync_proxy_rules_iptables_total{ip_family=\"IPv4\",table=\"nat\",} 120.0"), scrape);
+        assertTrue(scrape.contains("kubeproxy_sync_proxy_rules_iptables_total{ip_family=\"IPv6\",table=\"filter\",} 7.0"), scrape);
+        assertTrue(scrape.contains("kubeproxy_sync_proxy_rules_iptables_last{ip_family=\"IPv4\",table=\"filter\",} 3.0"), scrape);
     }
 }
