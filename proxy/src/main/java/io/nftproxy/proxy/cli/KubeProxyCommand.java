@@ -20,6 +20,7 @@ import io.nftproxy.proxy.config.KubeProxyConfigReader;
 import io.nftproxy.proxy.config.KubeProxyConfiguration;
 import io.nftproxy.proxy.config.LocalDetection;
 import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.metrics.ZPages;
 import io.nftproxy.proxy.nodesetup.ConntrackSysctls;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -250,6 +251,7 @@ final class KubeProxyCommand implements Callable<Integer> {
         launch.healthzAt = c.healthzBindAddress();
         launch.metricsAt = c.metricsBindAddress();
         launch.resync = c.configSyncPeriod();
+        launch.zpages = ZPages.of("kube-proxy", Launch.flags(spec));
         launch.apiQps = c.clientConnection().qps();
         launch.apiBurst = c.clientConnection().burst();
         launch.oomScoreAdj = c.oomScoreAdj();

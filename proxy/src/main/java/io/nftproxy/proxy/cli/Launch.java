@@ -5,6 +5,8 @@ import java.net.Inet6Address;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
@@ -23,6 +25,7 @@ import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.events.EventRecorder;
 import io.nftproxy.proxy.iptables.Commands;
 import io.nftproxy.proxy.iptables.IptablesSyncer;
+import io.nftproxy.proxy.metrics.ZPages;
 import io.nftproxy.proxy.nodesetup.KubeProxyLeftovers;
 import io.nftproxy.proxy.nodesetup.LegacyIptablesLeftovers;
 import io.nftproxy.proxy.nodesetup.Procfs;
@@ -40,6 +43,8 @@ import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncLoop;
 import io.nftproxy.proxy.sync.SyncResult;
 import io.nftproxy.proxy.sync.Syncer;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * What runs on a node once a command line (nftproxy's own, or kube-proxy's) has been read into
@@ -68,6 +73,8 @@ final class Launch {
     /** The API client's request limit (clientConnection.qps and burst): kube-proxy's defaults. */
     float apiQps = 5;
     int apiBurst = 10;
+    /** The command line's name and flags, for /flagz and /statusz. */
+    ZPages zpages = ZPages.of("nftproxy", Map.of());
     /** Written to /proc/self/oom_score_adj when the daemon starts; null leaves it alone. */
     Integer oomScoreAdj;
 
@@ -166,7 +173,7 @@ final class Launch {
         try (ProxyServer server = new ProxyServer(cfg, store, backend, client, ns,
                 BindAddress.isOff(metricsAt) ? null : BindAddress.parse(metricsAt, "--metrics-bind-address"),
                 BindAddress.isOff(healthzAt) ? null : BindAddress.parse(healthzAt, "--healthz-bind-address"), log,
-                source instanceof KubernetesSource k ? k.events() : EventRecorder.NONE)) {
+                source instanceof KubernetesSource k ? k.events() : EventRecorder.NONE, zpages)) {
             LOG.info("nftproxy starting for node {} ({} mode, {}{}); metrics on {}, health on {}; reading {}", cfg.hostname(),
                     iptables ? "iptables" : "nftables", iptables ? "chains KUBE-*" : "table " + cfg.table(),
                     netns == null ? "" : ", namespace " + netns, metricsAt, healthzAt, source.where());
@@ -185,6 +192,20 @@ final class Launch {
             // Rules stay in the kernel on exit, as kube-proxy leaves them: traffic keeps flowing.
             return 0;
         }
+    }
+
+    /** The options of a command line as /flagz shows them: name without dashes to the value given, or empty. */
+    static Map<String, String> flags(CommandSpec spec) {
+        Map<String, String> out = new TreeMap<>();
+        for (OptionSpec o : spec.options()) {
+            if (o.usageHelp() || o.versionHelp()) {
+                continue;
+            }
+            Object v = o.getValue();
+            out.put(o.longestName().replaceFirst("^-+", ""), v == null ? "" : v instanceof Object[] a
+                    ? String.join(",", Arrays.stream(a).map(String::valueOf).toList()) : String.valueOf(v));
+        }
+        return out;
     }
 
     /** The reference backend drives iptables' own tools: without them, say so before anything else. */

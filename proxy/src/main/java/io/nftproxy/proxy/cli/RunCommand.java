@@ -19,14 +19,20 @@ import io.nftproxy.proxy.config.LocalDetection;
 import io.nftproxy.proxy.config.NodePortAddresses;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.metrics.ZPages;
 import io.nftproxy.proxy.model.IpFamily;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** Runs the proxy: watch the source, keep the kernel's rules in sync. */
 @Command(name = "run", mixinStandardHelpOptions = true, description = "Run the service proxy.")
 final class RunCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
     private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
     @Mixin
@@ -234,6 +240,7 @@ final class RunCommand implements Callable<Integer> {
         launch.metricsAt = metricsBindAddress != null ? metricsBindAddress : file.metricsBindAddress();
         launch.healthzAt = healthzBindAddress != null ? healthzBindAddress : file.healthzBindAddress();
         launch.resync = file.configSyncPeriod();
+        launch.zpages = ZPages.of("nftproxy", Launch.flags(spec));
         launch.apiQps = file.clientConnection().qps();
         launch.apiBurst = file.clientConnection().burst();
         launch.oomScoreAdj = config == null ? null : file.oomScoreAdj(); // kube-proxy's file says how; without one, left alone

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,13 +25,19 @@ import io.nftproxy.proxy.http.ProbeServer.Response;
  * What the metrics port serves, as kube-proxy's does: {@code /metrics} (Prometheus text, or
  * OpenMetrics when the scraper asks for it), {@code /proxyMode} (the mode, plain text) and
  * {@code /configz} (the effective configuration as JSON, under the key of kube-proxy's
- * configuration group).
+ * configuration group), and the z-pages {@code /statusz} and {@code /flagz} ({@link ZPages}).
  */
 public final class MetricsEndpoints {
     private MetricsEndpoints() {
     }
 
     public static Map<String, ProbeServer.Handler> routes(CollectorRegistry registry, String mode, ProxyConfig cfg) {
+        return routes(registry, mode, cfg, ZPages.of("nftproxy", Map.of()));
+    }
+
+    /** The same, and the z-pages {@code /statusz} and {@code /flagz}. */
+    public static Map<String, ProbeServer.Handler> routes(CollectorRegistry registry, String mode, ProxyConfig cfg,
+                                                          ZPages zpages) {
         Map<String, ProbeServer.Handler> routes = new LinkedHashMap<>();
         routes.put("/metrics", req -> {
             String type = TextFormat.chooseContentType(req.header("accept"));
@@ -41,6 +48,9 @@ public final class MetricsEndpoints {
         routes.put("/proxyMode", req -> Response.text(200, "text/plain; charset=utf-8", mode));
         String configz = configz(mode, cfg);
         routes.put("/configz", req -> Response.json(200, configz));
+        List<String> paths = new ArrayList<>(routes.keySet());
+        paths.addAll(List.of("/statusz", "/flagz"));
+        routes.putAll(zpages.routes(paths));
         return routes;
     }
 

@@ -7,6 +7,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,6 +26,7 @@ import io.nftproxy.proxy.http.ProbeServer;
 import io.nftproxy.proxy.iptables.IptablesSyncer;
 import io.nftproxy.proxy.metrics.MetricsEndpoints;
 import io.nftproxy.proxy.metrics.ProxyMetrics;
+import io.nftproxy.proxy.metrics.ZPages;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.sync.Backend;
@@ -75,6 +77,13 @@ public final class ProxyServer implements AutoCloseable {
     public ProxyServer(ProxyConfig cfg, ObjectStore store, Backend backend, NftClient driftClient, NetNamespace netns,
                        InetSocketAddress metricsAt, InetSocketAddress healthAt, SyncListener extra, EventRecorder events)
             throws IOException {
+        this(cfg, store, backend, driftClient, netns, metricsAt, healthAt, extra, events, ZPages.of("nftproxy", Map.of()));
+    }
+
+    /** The same, with the command line's name and flags for the metrics port's /statusz and /flagz. */
+    public ProxyServer(ProxyConfig cfg, ObjectStore store, Backend backend, NftClient driftClient, NetNamespace netns,
+                       InetSocketAddress metricsAt, InetSocketAddress healthAt, SyncListener extra, EventRecorder events,
+                       ZPages zpages) throws IOException {
         this.backend = backend;
         this.events = events;
         this.node = EventRecorder.Regarding.node(cfg.hostname());
@@ -137,7 +146,7 @@ public final class ProxyServer implements AutoCloseable {
             if (metricsAt != null) {
                 String mode = backend instanceof IptablesSyncer ? "iptables" : "nftables";
                 bind("--metrics-bind-address", "FailedToStartMetricServer", metricsAt, cfg.bindHardFail(), () -> metricsServer = ProbeServer.bind("metrics",
-                        metricsAt, MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), mode, cfg), null));
+                        metricsAt, MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), mode, cfg, zpages), null));
             }
             if (healthAt != null) {
                 bind("--healthz-bind-address", "FailedToStartProxierHealthcheck", healthAt, cfg.bindHardFail(),

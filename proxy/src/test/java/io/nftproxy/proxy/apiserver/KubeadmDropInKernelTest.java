@@ -94,6 +94,12 @@ class KubeadmDropInKernelTest {
                 assertEquals(200, metrics.code());
                 assertTrue(metrics.body().contains("kubeproxy_sync_proxy_rules_last_timestamp_seconds"), metrics.body());
                 assertEquals(mode.isEmpty() ? "nftables" : "iptables", NodeProcess.fetch(node.ns(), 10249, "/proxyMode").body());
+                String flagz = NodeProcess.fetch(node.ns(), 10249, "/flagz").body();
+                assertTrue(flagz.startsWith("kube-proxy flags\n") && flagz.contains("\nconfig=/var/lib/kube-proxy/config.conf\n")
+                        && flagz.contains("\nhostname-override=node-a\n"), "kubeadm's flags on /flagz:\n" + flagz);
+                String statusz = NodeProcess.fetch(node.ns(), 10249, "/statusz").body();
+                assertTrue(statusz.startsWith("kube-proxy statusz\n") && statusz.contains("\nPaths: /configz /flagz /metrics"
+                        + " /proxyMode /statusz\n"), statusz);
                 assertEquals(Set.of(ControlPlane.TOKEN), k8s.front.tokens(), "the service account's token is sent");
                 assertEquals("86400", node.exec("sysctl", "-n", "net.netfilter.nf_conntrack_tcp_timeout_established").trim(),
                         "conntrack.tcpEstablishedTimeout's default, 24h, set in the node's namespace");
