@@ -162,6 +162,7 @@ public final class NfTables {
     public static final int NFTNL_UDATA_SET_KEYBYTEORDER = 0;
     public static final int NFTNL_UDATA_SET_DATABYTEORDER = 1;
     public static final int NFTNL_UDATA_SET_COMMENT = 7;
+    public static final int NFTNL_UDATA_SET_ELEM_COMMENT = 0;
 
     private NfTables() {
     }

@@ -189,6 +189,7 @@ public final class NftClient implements NftKernel, CounterReader, AutoCloseable 
         return dump(NFT_MSG_GETSET, family, table, null, NFT_MSG_NEWSET, NftCodec::decodeSet);
     }
 
+    @Override
     public List<SetElement> listElements(Family family, String table, String set) throws NftException {
         List<SetElement> out = new ArrayList<>();
         for (Elements e : dump(NFT_MSG_GETSETELEM, family, table, set, NFT_MSG_NEWSETELEM,

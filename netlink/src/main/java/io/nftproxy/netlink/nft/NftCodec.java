@@ -362,6 +362,9 @@ public final class NftCodec {
         if (el.flags() != 0) {
             w.putBe32(NFTA_SET_ELEM_FLAGS, el.flags());
         }
+        if (withData && el.comment() != null) {
+            w.putBytes(NFTA_SET_ELEM_USERDATA, udata(NFTNL_UDATA_SET_ELEM_COMMENT, el.comment()));
+        }
         w.endNested(elem);
     }
 
@@ -379,7 +382,8 @@ public final class NftCodec {
                         keyEnd == null ? null : Data.decodeValue(keyEnd, "a set element's interval end").bytes(),
                         data == null ? null : Data.decode(data),
                         e.be64(NFTA_SET_ELEM_TIMEOUT, 0), e.be64(NFTA_SET_ELEM_EXPIRATION, 0),
-                        e.be32(NFTA_SET_ELEM_FLAGS, 0)));
+                        e.be32(NFTA_SET_ELEM_FLAGS, 0),
+                        udataString(e.bytes(NFTA_SET_ELEM_USERDATA), NFTNL_UDATA_SET_ELEM_COMMENT)));
             }
         }
         return new Elements(Family.of(m.nfFamily()), a.string(NFTA_SET_ELEM_LIST_TABLE),

@@ -1,5 +1,7 @@
 package io.nftproxy.netlink.nft;
 
+import java.util.List;
+
 /**
  * What a program that owns tables needs of nf_tables: commit a transaction atomically, read a
  * table back, and the ruleset's generation id. {@link NftClient} is the kernel's;
@@ -13,6 +15,9 @@ public interface NftKernel {
     TableContents readTable(Family family, String table) throws NftException;
 
     boolean hasTable(Family family, String table) throws NftException;
+
+    /** The elements of one set; ENOENT when the table or the set does not exist. */
+    List<SetElement> listElements(Family family, String table, String set) throws NftException;
 
     /** Changes with every commit that changed something. */
     long generation() throws NftException;

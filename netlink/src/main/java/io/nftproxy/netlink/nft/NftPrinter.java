@@ -155,6 +155,9 @@ public final class NftPrinter {
             if (withData && el.timeoutMs() > 0) {
                 sb.append(" timeout ").append(ValueFormat.duration(el.timeoutMs()));
             }
+            if (withData && el.comment() != null) {
+                sb.append(" comment ").append(NftSyntax.quoteString(el.comment()));
+            }
             if (withData && el.data() != null) {
                 sb.append(" : ");
                 if (el.data() instanceof Verdict v) {

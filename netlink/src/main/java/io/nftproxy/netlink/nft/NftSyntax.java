@@ -7,6 +7,8 @@ import java.util.regex.Pattern;
 public final class NftSyntax {
     /** NFT_NAME_MAXLEN (256) includes the terminating NUL. */
     public static final int NAME_MAX_BYTES = 255;
+    /** nft refuses longer comments (libnftnl's NFTNL_UDATA_COMMENT_MAXLEN), so a listing of ours parses back. */
+    public static final int MAX_COMMENT_BYTES = 128;
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9/\\\\_.\\-]*");
 
     private NftSyntax() {

@@ -18,7 +18,7 @@ import java.util.RandomAccess;
  * a byte of {@code HAS_*} bits, the key (a length byte, the bytes), then as the bits say: the
  * interval end (length, bytes), a value (length, bytes) or a verdict (code as 4 bytes, chain
  * name length as 2 bytes with 0xffff for none, UTF-8), the timeout and the expiry (8 bytes each),
- * the flags (4 bytes). Multi-byte numbers are big-endian.
+ * the flags (4 bytes), the comment (length, UTF-8). Multi-byte numbers are big-endian.
  */
 public final class PackedElements extends AbstractList<SetElement> implements RandomAccess {
     private static final int HAS_KEY_END = 1;
@@ -27,6 +27,7 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
     private static final int HAS_TIMEOUT = 8;
     private static final int HAS_EXPIRES = 16;
     private static final int HAS_FLAGS = 32;
+    private static final int HAS_COMMENT = 64;
     private static final int NO_CHAIN = 0xffff;
     /** The key starts here in every element's bytes, after the bits and the length. */
     public static final int KEY_OFFSET = 2;
@@ -201,13 +202,21 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
         if (e.flags() != 0) {
             n += 4;
         }
+        if (e.comment() != null) {
+            int c = e.comment().getBytes(StandardCharsets.UTF_8).length;
+            if (c > 0xff) {
+                throw new IllegalArgumentException("an element comment of " + c + " bytes: " + e.comment());
+            }
+            n += 1 + c;
+        }
         return n;
     }
 
     private static void write(SetElement e, byte[] out, int o) {
         int bits = (e.keyEnd() != null ? HAS_KEY_END : 0) | (e.data() instanceof Data.Value ? HAS_VALUE : 0)
                 | (e.data() instanceof Verdict ? HAS_VERDICT : 0) | (e.timeoutMs() != 0 ? HAS_TIMEOUT : 0)
-                | (e.expiresMs() != 0 ? HAS_EXPIRES : 0) | (e.flags() != 0 ? HAS_FLAGS : 0);
+                | (e.expiresMs() != 0 ? HAS_EXPIRES : 0) | (e.flags() != 0 ? HAS_FLAGS : 0)
+                | (e.comment() != null ? HAS_COMMENT : 0);
         out[o++] = (byte) bits;
         o = putShort(e.key(), out, o);
         if (e.keyEnd() != null) {
@@ -238,7 +247,12 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
             o = put64(e.expiresMs(), out, o);
         }
         if (e.flags() != 0) {
-            put32(e.flags(), out, o);
+            o = put32(e.flags(), out, o);
+        }
+        if (e.comment() != null) {
+            byte[] c = e.comment().getBytes(StandardCharsets.UTF_8);
+            out[o++] = (byte) c.length;
+            System.arraycopy(c, 0, out, o, c.length);
         }
     }
 
@@ -311,8 +325,14 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
         }
         if ((bits & HAS_FLAGS) != 0) {
             flags = get32(in, o);
+            o += 4;
         }
-        return new SetElement(key, keyEnd, data, timeout, expires, flags);
+        String comment = null;
+        if ((bits & HAS_COMMENT) != 0) {
+            n = in[o++] & 0xff;
+            comment = new String(in, o, n, StandardCharsets.UTF_8);
+        }
+        return new SetElement(key, keyEnd, data, timeout, expires, flags, comment);
     }
 
     private static Verdict constant(Verdict.Kind kind) {

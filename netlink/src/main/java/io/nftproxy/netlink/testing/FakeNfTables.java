@@ -407,7 +407,7 @@ public final class FakeNfTables implements NftKernel, CounterReader {
                     if (s.has(NfTables.NFT_SET_INTERVAL)) {
                         checkInterval(els.values(), el);
                     }
-                    els.put(k, new SetElement(el.key(), el.keyEnd(), el.data(), el.timeoutMs(), 0, el.flags()));
+                    els.put(k, new SetElement(el.key(), el.keyEnd(), el.data(), el.timeoutMs(), 0, el.flags(), el.comment()));
                 }
                 case DELETE, DESTROY -> {
                     if (existing == null) {
@@ -451,6 +451,16 @@ public final class FakeNfTables implements NftKernel, CounterReader {
         if (el.isIntervalEnd() && above != null && above.isIntervalEnd()) {
             throw new Refusal(Errno.EEXIST, "interval end overlaps (the nearest above is an end)");
         }
+    }
+
+    @Override
+    public synchronized List<SetElement> listElements(Family family, String table, String set) throws NftException {
+        FakeTable t = tables.get(key(family, table));
+        LinkedHashMap<ElementKey, SetElement> els = t == null ? null : t.elements.get(set);
+        if (els == null) {
+            throw new NftException("set " + family.keyword() + " " + table + " " + set, Errno.ENOENT, null);
+        }
+        return List.copyOf(els.values());
     }
 
     @Override

@@ -42,7 +42,7 @@ class NftWrittenDecodeKernelTest {
               }
               map m {
                 type ipv4_addr . inet_proto . inet_service : verdict
-                elements = { 10.96.0.1 . tcp . 80 : jump c4, 10.96.0.2 . udp . 53 : drop }
+                elements = { 10.96.0.1 . tcp . 80 comment "default/web:http" : jump c4, 10.96.0.2 . udp . 53 : drop }
               }
               map dm {
                 type inet_service : ipv4_addr
@@ -101,7 +101,8 @@ class NftWrittenDecodeKernelTest {
             assertEquals(new HashSet<>(List.of(SetElement.of(Bytes.ip("10.0.0.1")), SetElement.of(Bytes.ip("10.0.0.2")))),
                     new HashSet<>(tc.elements().get("s")));
             assertEquals(new HashSet<>(List.of(
-                    SetElement.of(Fixture.key(Bytes.ip("10.96.0.1"), Bytes.u8(6), Bytes.be16(80)), Verdict.jump("c4")),
+                    SetElement.of(Fixture.key(Bytes.ip("10.96.0.1"), Bytes.u8(6), Bytes.be16(80)), Verdict.jump("c4"))
+                            .withComment("default/web:http"), // nft's element user data: a comment TLV
                     SetElement.of(Fixture.key(Bytes.ip("10.96.0.2"), Bytes.u8(17), Bytes.be16(53)), Verdict.DROP))),
                     new HashSet<>(tc.elements().get("m")));
             assertEquals(List.of(SetElement.of(Bytes.be16(80), Data.value(Bytes.ip("10.1.0.5")))), tc.elements().get("dm"));

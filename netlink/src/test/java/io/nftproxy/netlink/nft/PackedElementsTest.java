@@ -31,7 +31,9 @@ class PackedElementsTest {
                 SetElement.of(Bytes.ip("192.168.1.1")).withTimeout(10_800_000L),
                 new SetElement(Bytes.ip("fd00::1"), null, Data.value(Bytes.u8(1)), 5_000_000_000L, 4_999_000_123L, 7),
                 SetElement.of(Bytes.of(), Data.value(Bytes.of())),
-                SetElement.of(k, Verdict.goTo("ünïcode-chain")));
+                SetElement.of(k, Verdict.goTo("ünïcode-chain")),
+                SetElement.of(k, Verdict.goTo("pick-3")).withComment("default/web:http"),
+                new SetElement(Bytes.ip("10.1.0.0"), null, null, 600_000, 0, 1, "ünïcode/comment:p"));
     }
 
     @Test

@@ -101,6 +101,12 @@ class FakeNfTablesKernelTest {
                         tx().delete(Elements.of(S, List.of(el("10.0.0.3")))),
                         tx().delete(Elements.of(S, List.of(el("10.0.0.2")))),
                         tx().flush(S))),
+                // A comment is kept with the element; the same element again with another comment changes nothing.
+                Arguments.of("element comments", List.of(setup(),
+                        tx().add(Elements.of(M, List.of(SetElement.of(Bytes.ip("10.0.0.1"), Verdict.goTo("d")).withComment("a/b:c")))),
+                        tx().add(Elements.of(M, List.of(SetElement.of(Bytes.ip("10.0.0.1"), Verdict.goTo("d")).withComment("x/y:z")))),
+                        tx().delete(Elements.of(M, List.of(SetElement.of(Bytes.ip("10.0.0.1")))))
+                                .add(Elements.of(M, List.of(SetElement.of(Bytes.ip("10.0.0.1"), Verdict.goTo("d")).withComment("x/y:z")))))),
                 Arguments.of("intervals", List.of(setup(), tx().add(Elements.of(R, List.of(el("10.0.0.0"), end("10.0.1.0")))))),
                 // The kernel checks each element against those already there: end before start is an overlap.
                 Arguments.of("intervals added end first", List.of(setup(),

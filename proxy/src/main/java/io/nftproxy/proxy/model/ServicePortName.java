@@ -9,6 +9,11 @@ public record ServicePortName(String namespace, String name, String port, Protoc
         return namespace + "/" + name;
     }
 
+    /** As kube-proxy names a service port in logs and rule comments: "namespace/name:port" (":port" when named). */
+    public String nameAndPort() {
+        return namespace + "/" + name + (port.isEmpty() ? "" : ":" + port);
+    }
+
     @Override
     public int compareTo(ServicePortName o) {
         int c = namespace.compareTo(o.namespace);

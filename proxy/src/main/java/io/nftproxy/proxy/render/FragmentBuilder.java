@@ -3,6 +3,7 @@ package io.nftproxy.proxy.render;
 import static io.nftproxy.proxy.render.NftRenderer.*;
 
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -16,6 +17,7 @@ import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NfTables;
 import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.NftSyntax;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.expr.Expr;
@@ -23,6 +25,7 @@ import io.nftproxy.proxy.config.LocalDetection;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.ServicePortName;
 
 /**
  * Collects one fragment of a family's table (chains, sets, elements) as the renderers add to it,
@@ -40,6 +43,8 @@ final class FragmentBuilder {
     final Map<String, NftSet> sets = new LinkedHashMap<>();
     final Map<String, List<SetElement>> elements = new LinkedHashMap<>();
     final Set<String> unmanaged = new HashSet<>();
+    /** The service port whose fragment this is (null for the globals): its elements are commented with it. */
+    private ServicePortName owner;
 
     FragmentBuilder(ProxyConfig config, IpFamily f, NodeInfo node) {
         this.config = config;
@@ -71,8 +76,35 @@ final class FragmentBuilder {
         sets.put(s.name(), config.serviceCounters() && COUNTED_SETS.contains(s.name()) ? s.withCounter(true) : s);
     }
 
+    /**
+     * Names the service port every element added after this belongs to, in the element's
+     * comment, as kube-proxy's nftables mode comments its map elements: "namespace/name:port"
+     * ({@code nft list} and {@code nftproxy trace} show it). Elements that several service ports
+     * may contribute (a ClusterIP alone, an endpoint's hairpin pair) carry none: which port's
+     * comment the kernel kept would depend on the order they came in.
+     */
+    void commentWith(ServicePortName port) {
+        owner = port;
+    }
+
     void element(String set, SetElement e) {
+        if (owner != null && e.comment() == null && !set.equals(HAIRPIN) && !set.equals(CLUSTER_IPS)) {
+            e = e.withComment(comment(owner.nameAndPort()));
+        }
         elements.computeIfAbsent(set, k -> new ArrayList<>()).add(e);
+    }
+
+    /** nft takes comments of up to 128 bytes: a longer name is cut there (on a character boundary), ending in "...". */
+    static String comment(String text) {
+        byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
+        if (utf8.length <= NftSyntax.MAX_COMMENT_BYTES) {
+            return text;
+        }
+        int end = NftSyntax.MAX_COMMENT_BYTES - 3;
+        while (end > 0 && (utf8[end] & 0xc0) == 0x80) {
+            end--; // not inside a character
+        }
+        return new String(utf8, 0, end, StandardCharsets.UTF_8) + "...";
     }
 
     Bytes key(InetAddress a, int proto, int port) {

@@ -76,9 +76,19 @@ public final class NftRenderer {
     static final long AFFINITY_DEFAULT_MS = 10_800_000L;
 
     private final ProxyConfig config;
+    private final boolean elementComments;
 
     public NftRenderer(ProxyConfig config) {
+        this(config, true);
+    }
+
+    /**
+     * @param elementComments whether service ports' elements name them in a comment (kube-proxy's
+     *                        do; {@code bench --no-element-comments} measures what they cost)
+     */
+    public NftRenderer(ProxyConfig config, boolean elementComments) {
         this.config = config;
+        this.elementComments = elementComments;
     }
 
     /** The whole desired ruleset of a state (a full render; syncs reuse fragments instead). */
@@ -107,6 +117,9 @@ public final class NftRenderer {
             return Fragment.EMPTY;
         }
         FragmentBuilder b = new FragmentBuilder(config, f, node);
+        if (elementComments) {
+            b.commentWith(svc.id());
+        }
         List<Endpoint> eps = endpoints.stream().filter(e -> e.family() == f).toList();
         EndpointSelection sel = EndpointSelector.select(svc, eps, node);
         for (Endpoint e : sel.cluster()) {

@@ -53,7 +53,7 @@ class ClusterIpKernelTest {
         String listed = topo.node.exec("nft", "list", "table", "ip", "nftproxy");
         assertTrue(listed.contains("dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 2 map @service-endpoints"),
                 listed);
-        assertTrue(listed.contains("10.96.0.10 . tcp . 80 : goto pick-2"), listed);
+        assertTrue(listed.contains("10.96.0.10 . tcp . 80 comment \"default/web:http\" : goto pick-2"), listed);
         topo.node.exec("nft", "-j", "list", "ruleset");
     }
 

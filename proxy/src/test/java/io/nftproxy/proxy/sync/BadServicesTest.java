@@ -21,6 +21,7 @@ import io.nftproxy.netlink.nft.NftKernel;
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.Op;
 import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.netlink.nft.TransactionException;
@@ -104,6 +105,11 @@ class BadServicesTest {
         @Override
         public TableContents readTable(Family family, String table) throws NftException {
             return fake.readTable(family, table);
+        }
+
+        @Override
+        public List<SetElement> listElements(Family family, String table, String set) throws NftException {
+            return fake.listElements(family, table, set);
         }
 
         @Override

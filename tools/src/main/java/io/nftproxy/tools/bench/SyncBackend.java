@@ -64,10 +64,11 @@ public interface SyncBackend extends AutoCloseable {
         return switch (name) {
             case "nftproxy" -> new Nftproxy("nftproxy", cfg, netns);
             case "nftproxy+counters" -> new Nftproxy("nftproxy+counters", cfg.withServiceCounters(true), netns);
+            case "nftproxy-uncommented" -> new Nftproxy("nftproxy-uncommented", cfg, netns, false);
             case "kube-nftables" -> new KubeNftables(netns);
             case "kube-iptables" -> new KubeIptables(cfg, netns);
             default -> throw new IllegalArgumentException("unknown backend '" + name
-                    + "' (expected nftproxy, nftproxy+counters, kube-nftables or kube-iptables)");
+                    + "' (expected nftproxy, nftproxy+counters, nftproxy-uncommented, kube-nftables or kube-iptables)");
         };
     }
 
@@ -118,9 +119,14 @@ public interface SyncBackend extends AutoCloseable {
         private final ServiceCounters counters;
 
         Nftproxy(String name, ProxyConfig cfg, String netns) throws Exception {
+            this(name, cfg, netns, true);
+        }
+
+        /** Without element comments ("nftproxy-uncommented"): what naming every element costs, side by side. */
+        Nftproxy(String name, ProxyConfig cfg, String netns, boolean elementComments) throws Exception {
             this.name = name;
             client = NftClient.open(NetNamespace.named(netns));
-            syncer = new Syncer(client, new NftRenderer(cfg), cfg.table());
+            syncer = new Syncer(client, new NftRenderer(cfg, elementComments), cfg.table());
             counters = cfg.serviceCounters() ? new ServiceCounters(client, cfg.table()) : null;
         }
 
