@@ -9,6 +9,7 @@ import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 
 import io.nftproxy.netlink.ct.ConntrackEntry;
@@ -46,15 +47,26 @@ public final class TraceExplainer {
     private final RuleText rules;
     private final IntFunction<String> interfaces;
     private final int masqueradeMark;
+    private final Function<TracedPacket, String> kernelNames;
 
     /**
      * @param interfaces an interface's name by index (null when unknown)
      */
     public TraceExplainer(String table, RuleText rules, IntFunction<String> interfaces, int masqueradeMark) {
+        this(table, rules, interfaces, masqueradeMark, p -> null);
+    }
+
+    /**
+     * @param kernelNames names the service port a packet was addressed to when the state does not
+     *                    (none given, or it lacks the service): from the kernel's element comments
+     */
+    public TraceExplainer(String table, RuleText rules, IntFunction<String> interfaces, int masqueradeMark,
+                          Function<TracedPacket, String> kernelNames) {
         this.table = table;
         this.rules = rules;
         this.interfaces = interfaces;
         this.masqueradeMark = masqueradeMark;
+        this.kernelNames = kernelNames;
     }
 
     /**
@@ -111,6 +123,9 @@ public final class TraceExplainer {
         }
 
         String service = packet == null ? null : service(packet, state);
+        if (service == null && packet != null) {
+            service = kernelNames.apply(packet);
+        }
         StringBuilder outcome = new StringBuilder();
         if (service != null) {
             outcome.append(service).append(": ");
@@ -195,7 +210,14 @@ public final class TraceExplainer {
     }
 
     private static String describe(ServicePort s, String via) {
-        return "service " + s.id().namespace() + "/" + s.id().name() + " port " + (s.id().port().isEmpty() ? "(unnamed)" : s.id().port())
-                + " (" + s.protocol().name().toLowerCase(Locale.ROOT) + ") via its " + via;
+        return describe(s.id().nameAndPort(), s.protocol(), via);
+    }
+
+    /** A service port named as kube-proxy names it ("namespace/name:port", or without ":port" when unnamed), in words. */
+    static String describe(String nameAndPort, Protocol proto, String via) {
+        int colon = nameAndPort.indexOf(':');
+        String service = colon < 0 ? nameAndPort : nameAndPort.substring(0, colon);
+        String port = colon < 0 ? "(unnamed)" : nameAndPort.substring(colon + 1);
+        return "service " + service + " port " + port + " (" + proto.name().toLowerCase(Locale.ROOT) + ") via its " + via;
     }
 }

@@ -55,8 +55,9 @@ public final class Tracer {
         List<TraceExplainer.Explanation> done = new ArrayList<>();
         try (NftClient client = NftClient.open(ns); NftTraceMonitor monitor = NftTraceMonitor.open(ns);
              ConntrackClient conntrack = ConntrackClient.open(ns)) {
+            KernelServiceNames names = new KernelServiceNames(client, table);
             TraceExplainer explainer = new TraceExplainer(table, (f, chain, handle) -> ruleText(client, f, chain, handle),
-                    this::interfaceName, masqueradeMark);
+                    this::interfaceName, masqueradeMark, names::describe);
             TraceSession session = TraceSession.open(client, table, filter);
             Thread hook = new Thread(() -> {
                 try {

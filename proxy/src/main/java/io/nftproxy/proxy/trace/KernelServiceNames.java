@@ -1,0 +1,107 @@
+package io.nftproxy.proxy.trace;
+
+import static io.nftproxy.proxy.render.NftRenderer.CLUSTER_IP_PORTS;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_DROP;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_DROP;
+import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.NftRenderer.SERVICE_IPS;
+import static io.nftproxy.proxy.render.NftRenderer.SERVICE_NODEPORTS;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.nft.NftKernel;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.render.MapKeys;
+
+/**
+ * Names the service port a packet was addressed to from the kernel alone: the elements of our
+ * frontend maps carry the service port in their comment ("namespace/name:port", as kube-proxy
+ * writes it), so {@code nftproxy trace} beside a running proxy needs no manifests and no API
+ * server. The maps are read when first needed and again, at most once a second, when a packet's
+ * frontend is not in what was read (a service added meanwhile).
+ */
+final class KernelServiceNames {
+    private static final List<String> FRONTEND_SETS = List.of(SERVICE_IPS, NO_ENDPOINT_REJECT, NO_ENDPOINT_DROP);
+    private static final List<String> NODEPORT_SETS = List.of(SERVICE_NODEPORTS, NODEPORT_NO_ENDPOINT_REJECT,
+            NODEPORT_NO_ENDPOINT_DROP);
+    private static final long REREAD_NANOS = 1_000_000_000L;
+
+    private final NftKernel kernel;
+    private final String table;
+    private final Map<IpFamily, Map<Bytes, String>> frontends = new HashMap<>();
+    private final Map<IpFamily, Map<Bytes, String>> nodePorts = new HashMap<>();
+    private final Map<IpFamily, Set<Bytes>> clusterIps = new HashMap<>();
+    private long readAt;
+    private boolean read;
+
+    KernelServiceNames(NftKernel kernel, String table) {
+        this.kernel = kernel;
+        this.table = table;
+    }
+
+    /** "service namespace/name port NAME (proto) via its ..." for the packet's destination, or null. */
+    String describe(TracedPacket p) {
+        Protocol proto = p.proxied();
+        if (proto == null) {
+            return null;
+        }
+        IpFamily f = IpFamily.of(p.destination());
+        Bytes front = MapKeys.frontend(p.destination(), proto.number(), p.destinationPort());
+        Bytes nodePort = MapKeys.nodePort(proto.number(), p.destinationPort());
+        String found = lookup(f, front, nodePort, proto);
+        if (found == null && System.nanoTime() - readAt > REREAD_NANOS) {
+            read = false;
+            found = lookup(f, front, nodePort, proto);
+        }
+        return found;
+    }
+
+    private String lookup(IpFamily f, Bytes front, Bytes nodePort, Protocol proto) {
+        if (!read) {
+            readAll();
+        }
+        String c = frontends.getOrDefault(f, Map.of()).get(front);
+        if (c != null) {
+            String via = clusterIps.getOrDefault(f, Set.of()).contains(front) ? "ClusterIP" : "external or load-balancer IP";
+            return TraceExplainer.describe(c, proto, via);
+        }
+        c = nodePorts.getOrDefault(f, Map.of()).get(nodePort);
+        return c == null ? null : TraceExplainer.describe(c, proto, "NodePort");
+    }
+
+    private void readAll() {
+        read = true;
+        readAt = System.nanoTime();
+        for (IpFamily f : IpFamily.values()) {
+            frontends.put(f, comments(f, FRONTEND_SETS));
+            nodePorts.put(f, comments(f, NODEPORT_SETS));
+            clusterIps.put(f, new HashSet<>(comments(f, List.of(CLUSTER_IP_PORTS)).keySet()));
+        }
+    }
+
+    /** Key to comment of the commented elements of {@code sets} (a set that is not there has none). */
+    private Map<Bytes, String> comments(IpFamily f, List<String> sets) {
+        Map<Bytes, String> out = new HashMap<>();
+        for (String set : sets) {
+            try {
+                for (SetElement e : kernel.listElements(f.nft(), table, set)) {
+                    if (e.comment() != null) {
+                        out.putIfAbsent(e.key(), e.comment());
+                    }
+                }
+            } catch (NftException e) {
+                // no such table or set (the proxy is not running, or another mode): nothing to name from
+            }
+        }
+        return out;
+    }
+}
