@@ -1,15 +1,9 @@
 package io.nftproxy.sandbox;
 
 import java.io.IOException;
-import java.net.ConnectException;
-import java.net.DatagramPacket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.PortUnreachableException;
-import java.net.SocketException;
-import java.net.SocketTimeoutException;
 import java.net.StandardProtocolFamily;
-import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.ServerSocketChannel;
@@ -111,19 +105,19 @@ public class Sandbox implements AutoCloseable {
      * No duplicate address detection on interfaces created from now on: their link-local
      * addresses would otherwise stay tentative for a second, and neighbour discovery with them.
      */
-    private static void noDad(Netns ns) {
+    static void noDad(Netns ns) {
         ns.exec("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0");
         ns.exec("sysctl", "-qw", "net.ipv6.conf.default.accept_dad=0");
     }
 
-    private static void link(Netns a, String aIf, Netns b, String bIf) {
+    static void link(Netns a, String aIf, Netns b, String bIf) {
         Netns.run(List.of("ip", "link", "add", aIf, "netns", a.name(), "type", "veth", "peer", "name", bIf,
                 "netns", b.name()), null);
         a.exec("ip", "link", "set", aIf, "up");
         b.exec("ip", "link", "set", bIf, "up");
     }
 
-    private static void addr(Netns ns, String dev, String cidr) {
+    static void addr(Netns ns, String dev, String cidr) {
         if (cidr.contains(":")) {
             ns.exec("ip", "addr", "add", cidr, "dev", dev, "nodad");
         } else {
@@ -195,7 +189,11 @@ public class Sandbox implements AutoCloseable {
 
     /** A TCP and a UDP server on ip:port in the pod network; each answers "ip:port peer". */
     public void serve(String ip, int port) throws Exception {
-        NetNamespace ns = podOf(ip).ns();
+        servers.addAll(answer(podOf(ip).ns(), ip, port));
+    }
+
+    /** A TCP and a UDP server on ip:port in namespace {@code ns}, each answering "ip:port peer"; close them to stop. */
+    public static List<AutoCloseable> answer(NetNamespace ns, String ip, int port) throws Exception {
         InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(ip), port);
         String me = (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + port;
         ServerSocketChannel tcp = ns.call(() -> {
@@ -209,8 +207,6 @@ public class Sandbox implements AutoCloseable {
             d.bind(at);
             return d;
         });
-        servers.add(tcp);
-        servers.add(udp);
         Thread t = new Thread(() -> {
             while (tcp.isOpen()) {
                 try (SocketChannel c = tcp.accept()) {
@@ -243,63 +239,22 @@ public class Sandbox implements AutoCloseable {
         }, "udp-" + me);
         u.setDaemon(true);
         u.start();
+        return List.of(tcp, udp);
     }
 
     /** Connects over TCP from namespace {@code from} (source {@code src}, or the routing's choice). */
     public Outcome tcp(Netns from, String src, String dst, int port) throws Exception {
-        return from.ns().call(() -> {
-            try (SocketChannel c = SocketChannel.open()) {
-                if (src != null) {
-                    c.bind(new InetSocketAddress(InetAddress.getByName(src), 0));
-                }
-                c.socket().connect(new InetSocketAddress(InetAddress.getByName(dst), port), 1500);
-                c.socket().setSoTimeout(2000);
-                byte[] buf = new byte[256];
-                int n = c.socket().getInputStream().read(buf);
-                if (n <= 0) {
-                    return Outcome.refused();
-                }
-                String[] parts = new String(buf, 0, n, StandardCharsets.UTF_8).trim().split(" ");
-                return new Outcome(parts[0], parts[1], Outcome.Result.ANSWERED);
-            } catch (ConnectException e) {
-                return Outcome.refused();
-            } catch (SocketTimeoutException e) {
-                return Outcome.timeout();
-            } catch (SocketException e) {
-                // ICMP network or host unreachable: nobody routes that address
-                return new Outcome(null, null, Outcome.Result.UNREACHABLE);
-            }
-        });
+        return Clients.tcp(from, src, dst, port);
     }
 
     /** One UDP request and its answer. */
     public Outcome udp(Netns from, String src, String dst, int port) throws Exception {
-        return udp(from, src, 0, dst, port);
+        return Clients.udp(from, src, 0, dst, port);
     }
 
     /** One UDP request from a fixed source port (one conntrack flow across calls). */
     public Outcome udp(Netns from, String src, int srcPort, String dst, int port) throws Exception {
-        return from.ns().call(() -> {
-            InetAddress d = InetAddress.getByName(dst);
-            try (DatagramChannel c = DatagramChannel.open(dst.contains(":") ? StandardProtocolFamily.INET6
-                    : StandardProtocolFamily.INET)) {
-                if (src != null) {
-                    c.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-                    c.bind(new InetSocketAddress(InetAddress.getByName(src), srcPort));
-                }
-                c.connect(new InetSocketAddress(d, port));
-                c.socket().setSoTimeout(1500);
-                c.write(ByteBuffer.wrap("hello".getBytes(StandardCharsets.UTF_8)));
-                DatagramPacket p = new DatagramPacket(new byte[256], 256);
-                c.socket().receive(p);
-                String[] parts = new String(p.getData(), 0, p.getLength(), StandardCharsets.UTF_8).trim().split(" ");
-                return new Outcome(parts[0], parts[1], Outcome.Result.ANSWERED);
-            } catch (PortUnreachableException e) {
-                return Outcome.refused();
-            } catch (SocketTimeoutException e) {
-                return Outcome.timeout();
-            }
-        });
+        return Clients.udp(from, src, srcPort, dst, port);
     }
 
     /**

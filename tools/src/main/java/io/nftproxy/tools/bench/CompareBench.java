@@ -133,6 +133,7 @@ public final class CompareBench {
                     try (SyncBackend backend = SyncBackend.create(b, BenchState.config(), ns)) {
                         bar.setExtraMessage(b + " " + n);
                         long full;
+                        long slabBefore = KernelMemory.settledSlabKb();
                         try {
                             full = backend.full(base, budget);
                         } catch (SyncBackend.OverBudget e) {
@@ -140,7 +141,8 @@ public final class CompareBench {
                             bar.stepBy(1 + 4L * repetitions);
                             continue;
                         }
-                        rows.add(new Row("sync", b, n, "full", new long[] {full}, ""));
+                        long slabMb = (KernelMemory.slabKb() - slabBefore) / 1024;
+                        rows.add(new Row("sync", b, n, "full", new long[] {full}, "kernel slab +" + slabMb + " MB"));
                         bar.step();
                         Map<String, List<Long>> samples = new LinkedHashMap<>();
                         ProxyState before = base;
