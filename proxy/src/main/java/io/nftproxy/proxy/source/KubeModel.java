@@ -506,14 +506,21 @@ public final class KubeModel {
             return (Boolean) o;
         }
         String s = text(o, what, field);
-        if (s.equalsIgnoreCase("true")) {
+        if (YAML11_TRUE.contains(s)) {
             return true;
         }
-        if (s.equalsIgnoreCase("false")) {
+        if (YAML11_FALSE.contains(s)) {
             return false;
         }
         throw new InvalidObjectException(what, field + " '" + s + "' is not true or false");
     }
+
+    /**
+     * The booleans kubectl sends for a manifest's plain scalars: it reads YAML as YAML 1.1 does
+     * (sigs.k8s.io/yaml over go-yaml v2), so "ready: yes" is true and "ready: off" false.
+     */
+    static final Set<String> YAML11_TRUE = Set.of("true", "True", "TRUE", "y", "Y", "yes", "Yes", "YES", "on", "On", "ON");
+    static final Set<String> YAML11_FALSE = Set.of("false", "False", "FALSE", "n", "N", "no", "No", "NO", "off", "Off", "OFF");
 
     private static Map<?, ?> map(Object o, String what, String field) throws InvalidObjectException {
         if (o == null || o instanceof Map) {

@@ -158,6 +158,8 @@ class KubeModelTest {
         "absent serving follows kube-proxy (true)  | {ready: false, terminating: true}  | false | true  | true",
         "serving false                             | {ready: false, serving: false}     | false | false | false",
         "quoted booleans                           | {ready: 'true', serving: 'false'}  | true  | false | false",
+        "YAML 1.1 booleans, as kubectl reads them  | {ready: yes, serving: On, terminating: n} | true | true | false",
+        "YAML 1.1 false forms                      | {ready: no, serving: off, terminating: Y}  | false | false | true",
         "no conditions                             | {}                                 | true  | true  | false"})
     void conditionTable(String name, String conditions, boolean ready, boolean serving, boolean terminating) {
         String text = "kind: EndpointSlice\nmetadata: {name: s, labels: {kubernetes.io/service-name: x}}\naddressType: IPv4\n"
