@@ -125,13 +125,7 @@ public final class Cluster implements AutoCloseable {
 
     @Override
     public void close() {
-        for (AutoCloseable s : servers) {
-            try {
-                s.close();
-            } catch (Exception ignored) {
-                // best effort
-            }
-        }
+        Sandbox.stop(servers);
         pods.forEach(Netns::close);
         nodes.forEach(Netns::close);
         if (ext != null) {

@@ -278,8 +278,8 @@ public class Sandbox implements AutoCloseable {
         throw new AssertionError("not within " + timeout + ": " + what, last);
     }
 
-    @Override
-    public void close() {
+    /** Stops servers started by {@link #answer}, each as well as it can. */
+    static void stop(List<AutoCloseable> servers) {
         for (AutoCloseable s : servers) {
             try {
                 s.close();
@@ -287,6 +287,11 @@ public class Sandbox implements AutoCloseable {
                 // best effort
             }
         }
+    }
+
+    @Override
+    public void close() {
+        stop(servers);
         for (Netns n : podNamespaces) {
             n.close();
         }
