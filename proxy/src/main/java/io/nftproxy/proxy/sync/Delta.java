@@ -60,11 +60,6 @@ final class Delta {
         compute();
     }
 
-    boolean isEmpty() {
-        return chainsAdded.isEmpty() && chainsChanged.isEmpty() && chainsRemoved.isEmpty() && setsAdded.isEmpty()
-                && setsRemoved.isEmpty() && elementsRemoved.isEmpty() && elementsAdded.isEmpty() && setsFlushed.isEmpty();
-    }
-
     private void compute() {
         // Chains and sets are owned by exactly one contributor: compare old and new fragment.
         for (Map.Entry<Contributor, Fragment> e : replaced.entrySet()) {

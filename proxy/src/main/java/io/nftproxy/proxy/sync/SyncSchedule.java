@@ -41,10 +41,6 @@ final class SyncSchedule {
         return first;
     }
 
-    void requestFull() {
-        needFull = true;
-    }
-
     /** Drift: the next sync rebuilds; true when no repair was pending before. */
     boolean requestRepair() {
         boolean first = !needRebuild;

@@ -1,0 +1,190 @@
+package io.nftproxy.proxy.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.testing.FakeNfTables;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.NftRenderer;
+
+/**
+ * What a partial sync sends for each kind of change, printed as nft text: the syncer's behaviour
+ * as a specification, without a kernel. The README's headline is the first case: one endpoint
+ * replaced is element operations only, and the kernel validates no chain. (A transaction prints
+ * keys as raw bytes: it does not know the sets' types. 0x0a60000a0600000000500000 is
+ * 10.96.0.10 . tcp . 80; 0x0600000075800000 is tcp . 30080; an endpoint map's key adds the
+ * endpoint's index, its data is address . port.)
+ */
+class SyncSpecificationTest {
+    static final ProxyConfig CFG = new ProxyConfig("node-a", List.of(ip("192.168.50.2")), List.of(Cidr.parse("10.244.0.0/16")),
+            List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14, Duration.ZERO, Duration.ofSeconds(30), "nftproxy");
+    static final ServicePortName WEB = new ServicePortName("shop", "web", "http", Protocol.TCP);
+    static final ServicePortName API = new ServicePortName("shop", "api", "http", Protocol.TCP);
+
+    static InetAddress ip(String s) {
+        return Inet.parse(s);
+    }
+
+    static ServicePort web(boolean localExternal) {
+        return new ServicePort(WEB, List.of(ip("10.96.0.10")), 80, 30080, List.of(), List.of(), List.of(), localExternal,
+                false, 0, 0);
+    }
+
+    static Endpoint ep(String addr, String node) {
+        return new Endpoint(ip(addr), 8080, node, null, true, true, false, null);
+    }
+
+    final List<String> sent = new ArrayList<>();
+    Syncer syncer;
+    TreeMap<ServicePortName, ServicePort> services;
+    Map<ServicePortName, List<Endpoint>> endpoints;
+    NodeInfo node;
+
+    @BeforeEach
+    void firstSync() throws Exception {
+        FakeNfTables kernel = new FakeNfTables();
+        syncer = new Syncer(kernel, new NftRenderer(CFG), "nftproxy");
+        syncer.commitThrough(tx -> {
+            sent.add(tx.toString());
+            return kernel.commit(tx);
+        });
+        services = new TreeMap<>(Map.of(WEB, web(false)));
+        endpoints = new HashMap<>(Map.of(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.3", "node-b"))));
+        node = new NodeInfo("node-a", null, List.of(ip("192.168.50.2")), false);
+        syncer.sync(new ProxyState(services, endpoints, node), null);
+        sent.clear();
+    }
+
+    /** The IPv4 half of what the next partial sync of {@code changed} sends (IPv6 has nothing: the service has no IPv6 address). */
+    String sync(ServicePortName... changed) throws Exception {
+        syncer.sync(new ProxyState(services, endpoints, node), Set.of(changed));
+        assertEquals(1, sent.size(), "one transaction");
+        return sent.get(0);
+    }
+
+    @Test
+    void anEndpointReplacedIsElementsOnly() throws Exception {
+        endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.4", "node-b")));
+        assertEquals("""
+                delete element ip nftproxy hairpin { 0x0af401030af40103 }
+                delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000001000000 }
+                delete element ip nftproxy nodeport-endpoints { 0x060000007580000001000000 }
+                add element ip nftproxy hairpin { 0x0af401040af40104 }
+                add element ip nftproxy service-endpoints { 0x0a60000a060000000050000001000000 comment "shop/web:http" : 0x0af401041f900000 }
+                add element ip nftproxy nodeport-endpoints { 0x060000007580000001000000 comment "shop/web:http" : 0x0af401041f900000 }
+                """, sync(WEB));
+    }
+
+    @Test
+    void anEndpointAddedMovesTheServiceToTheNextPickChain() throws Exception {
+        endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.3", "node-b"), ep("10.244.1.4", "node-b")));
+        assertEquals("""
+                delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
+                delete element ip nftproxy service-nodeports { 0x0600000075800000 }
+                add element ip nftproxy hairpin { 0x0af401040af40104 }
+                add element ip nftproxy service-ips { 0x0a60000a0600000000500000 comment "shop/web:http" : goto pick-3 }
+                add element ip nftproxy service-endpoints { 0x0a60000a060000000050000002000000 comment "shop/web:http" : 0x0af401041f900000 }
+                add element ip nftproxy service-nodeports { 0x0600000075800000 comment "shop/web:http" : goto pick-3 }
+                add element ip nftproxy nodeport-endpoints { 0x060000007580000002000000 comment "shop/web:http" : 0x0af401041f900000 }
+                """, sync(WEB));
+    }
+
+    @Test
+    void anEndpointRemoved() throws Exception {
+        endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b")));
+        assertEquals("""
+                delete element ip nftproxy hairpin { 0x0af401030af40103 }
+                delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
+                delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000001000000 }
+                delete element ip nftproxy service-nodeports { 0x0600000075800000 }
+                delete element ip nftproxy nodeport-endpoints { 0x060000007580000001000000 }
+                add element ip nftproxy service-ips { 0x0a60000a0600000000500000 comment "shop/web:http" : goto pick-1 }
+                add element ip nftproxy service-nodeports { 0x0600000075800000 comment "shop/web:http" : goto pick-1 }
+                """, sync(WEB));
+    }
+
+    @Test
+    void theLastEndpointRemovedRejects() throws Exception {
+        endpoints.put(WEB, List.of());
+        assertEquals("""
+                delete element ip nftproxy hairpin { 0x0af401020af40102, 0x0af401030af40103 }
+                delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
+                delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
+                delete element ip nftproxy service-nodeports { 0x0600000075800000 }
+                delete element ip nftproxy nodeport-endpoints { 0x060000007580000000000000, 0x060000007580000001000000 }
+                delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
+                add element ip nftproxy no-endpoint-reject { 0x0a60000a0600000000500000 comment "shop/web:http" }
+                add element ip nftproxy nodeport-no-endpoint-reject { 0x0600000075800000 comment "shop/web:http" }
+                """, sync(WEB));
+    }
+
+    @Test
+    void aServiceAdded() throws Exception {
+        services.put(API, new ServicePort(API, List.of(ip("10.96.0.11")), 80, 0, List.of(), List.of(), List.of(), false, false, 0, 0));
+        endpoints.put(API, List.of(ep("10.244.1.5", "node-a")));
+        assertEquals("""
+                add element ip nftproxy hairpin { 0x0af401050af40105 }
+                add element ip nftproxy cluster-ips { 0x0a60000b }
+                add element ip nftproxy cluster-ip-ports { 0x0a60000b0600000000500000 comment "shop/api:http" }
+                add element ip nftproxy service-ips { 0x0a60000b0600000000500000 comment "shop/api:http" : goto pick-1 }
+                add element ip nftproxy service-endpoints { 0x0a60000b060000000050000000000000 comment "shop/api:http" : 0x0af401051f900000 }
+                """, sync(API));
+    }
+
+    @Test
+    void aServiceRemoved() throws Exception {
+        services.remove(WEB);
+        endpoints.remove(WEB);
+        assertEquals("""
+                delete element ip nftproxy hairpin { 0x0af401020af40102, 0x0af401030af40103 }
+                delete element ip nftproxy cluster-ips { 0x0a60000a }
+                delete element ip nftproxy cluster-ip-ports { 0x0a60000a0600000000500000 }
+                delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
+                delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
+                delete element ip nftproxy service-nodeports { 0x0600000075800000 }
+                delete element ip nftproxy nodeport-endpoints { 0x060000007580000000000000, 0x060000007580000001000000 }
+                delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
+                """, sync(WEB));
+    }
+
+    @Test
+    void externalTrafficPolicyFlippedToLocal() throws Exception {
+        services.put(WEB, web(true));
+        assertEquals("""
+                delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
+                delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
+                delete element ip nftproxy service-nodeports { 0x0600000075800000 }
+                delete element ip nftproxy nodeport-endpoints { 0x060000007580000000000000, 0x060000007580000001000000 }
+                delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
+                add chain ip nftproxy svc-shop/web/tcp/80
+                add chain ip nftproxy ext-shop/web/tcp/80
+                add rule ip nftproxy svc-shop/web/tcp/80 numgen random mod 2 0 meta l4proto tcp dnat to 10.244.1.2:8080
+                add rule ip nftproxy svc-shop/web/tcp/80 meta l4proto tcp dnat to 10.244.1.3:8080
+                add rule ip nftproxy ext-shop/web/tcp/80 ip saddr @cluster-cidrs goto svc-shop/web/tcp/80
+                add rule ip nftproxy ext-shop/web/tcp/80 fib saddr type local jump mark-for-masquerade
+                add rule ip nftproxy ext-shop/web/tcp/80 fib saddr type local goto svc-shop/web/tcp/80
+                add rule ip nftproxy ext-shop/web/tcp/80 drop
+                add element ip nftproxy service-ips { 0x0a60000a0600000000500000 comment "shop/web:http" : goto svc-shop/web/tcp/80 }
+                add element ip nftproxy service-nodeports { 0x0600000075800000 comment "shop/web:http" : goto ext-shop/web/tcp/80 }
+                """, sync(WEB));
+    }
+}
