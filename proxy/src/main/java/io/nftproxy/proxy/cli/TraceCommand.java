@@ -12,12 +12,14 @@ import picocli.CommandLine.Option;
 
 import io.nftproxy.proxy.config.Durations;
 import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.source.Source;
+import io.nftproxy.proxy.trace.KernelServiceNames;
 import io.nftproxy.proxy.trace.TraceExplainer;
 import io.nftproxy.proxy.trace.TraceFilter;
 import io.nftproxy.proxy.trace.Tracer;
@@ -35,7 +37,7 @@ final class TraceCommand implements Callable<Integer> {
     String source;
 
     @Option(names = "--destination", paramLabel = "IP|NAMESPACE/NAME",
-            description = "Only packets to this address, or to any frontend of this service (needs --manifests or --kubeconfig).")
+            description = "Only packets to this address, or to any frontend of this service (found from --manifests or --kubeconfig, or else from the comments of our elements in the kernel).")
     String destination;
 
     @Option(names = "--port", paramLabel = "N", description = "Only packets to this port (with a service: its port or NodePort).")
@@ -65,11 +67,25 @@ final class TraceCommand implements Callable<Integer> {
         Protocol proto = protocol == null ? null : Protocol.parse(protocol.toUpperCase(Locale.ROOT));
         ProxyState state = model();
         List<TraceFilter.Destination> dests = new ArrayList<>();
-        if (destination != null && destination.contains("/")) {
-            if (state == null) {
-                System.err.println("nftproxy: --destination " + destination + " names a service: give --manifests DIR or --kubeconfig PATH");
+        if (destination != null && destination.contains("/") && state == null) {
+            // No source: the service's frontends as our elements' comments name them in the kernel.
+            try (NftClient client = NftClient.open(ns.namespace())) {
+                for (KernelServiceNames.Frontend fe : new KernelServiceNames(client, ns.table).frontendsOf(destination)) {
+                    if (proto != null && fe.protocol() != proto || port != null && port != fe.port()) {
+                        continue;
+                    }
+                    proto = proto == null ? fe.protocol() : proto;
+                    if (fe.protocol() == proto) {
+                        dests.add(new TraceFilter.Destination(fe.address(), fe.port()));
+                    }
+                }
+            }
+            if (dests.isEmpty()) {
+                System.err.println("nftproxy: no service port of " + destination + " is in table " + ns.table
+                        + " (give --manifests DIR or --kubeconfig PATH to name services from them)");
                 return 2;
             }
+        } else if (destination != null && destination.contains("/")) {
             String[] nn = destination.split("/", 2);
             for (ServicePort s : state.sortedServices()) {
                 if (!s.id().namespace().equals(nn[0]) || !s.id().name().equals(nn[1])

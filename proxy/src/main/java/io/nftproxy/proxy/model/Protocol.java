@@ -20,6 +20,16 @@ public enum Protocol {
         return name().toLowerCase(Locale.ROOT);
     }
 
+    /** The protocol of an IP protocol number, or null when it is none of these. */
+    public static Protocol ofNumber(int n) {
+        for (Protocol p : values()) {
+            if (p.number == n) {
+                return p;
+            }
+        }
+        return null;
+    }
+
     /** Parses a Kubernetes protocol ("TCP", "UDP", "SCTP"; empty means TCP). */
     public static Protocol parse(String s) {
         if (s == null || s.isEmpty()) {

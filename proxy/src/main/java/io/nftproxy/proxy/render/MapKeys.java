@@ -1,6 +1,8 @@
 package io.nftproxy.proxy.render;
 
 import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Arrays;
 
 import io.nftproxy.netlink.nft.Bytes;
 
@@ -16,6 +18,22 @@ public final class MapKeys {
     /** {@code address . protocol . port}: a ClusterIP, external or load-balancer IP port. */
     public static Bytes frontend(InetAddress a, int proto, int port) {
         return Bytes.concat(Bytes.ip(a).padTo4(), Bytes.u8(proto).padTo4(), Bytes.be16(port).padTo4());
+    }
+
+    /** The address, protocol number and port a {@link #frontend} key was made of. */
+    public record Frontend(InetAddress address, int proto, int port) {
+    }
+
+    /** The inverse of {@link #frontend}; the address is null in a {@link #nodePort} key (8 bytes). */
+    public static Frontend decodeFrontend(Bytes key) {
+        byte[] b = key.toArray();
+        int n = b.length - 8;
+        try {
+            InetAddress a = n == 0 ? null : InetAddress.getByAddress(Arrays.copyOf(b, n));
+            return new Frontend(a, b[n] & 0xff, (b[n + 4] & 0xff) << 8 | b[n + 5] & 0xff);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("not a frontend key: " + key, e);
+        }
     }
 
     /** {@code protocol . port}: a NodePort. */

@@ -8,6 +8,8 @@ import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_REJECT;
 import static io.nftproxy.proxy.render.NftRenderer.SERVICE_IPS;
 import static io.nftproxy.proxy.render.NftRenderer.SERVICE_NODEPORTS;
 
+import java.net.InetAddress;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -29,7 +31,7 @@ import io.nftproxy.proxy.render.MapKeys;
  * server. The maps are read when first needed and again, at most once a second, when a packet's
  * frontend is not in what was read (a service added meanwhile).
  */
-final class KernelServiceNames {
+public final class KernelServiceNames {
     private static final List<String> FRONTEND_SETS = List.of(SERVICE_IPS, NO_ENDPOINT_REJECT, NO_ENDPOINT_DROP);
     private static final List<String> NODEPORT_SETS = List.of(SERVICE_NODEPORTS, NODEPORT_NO_ENDPOINT_REJECT,
             NODEPORT_NO_ENDPOINT_DROP);
@@ -43,7 +45,7 @@ final class KernelServiceNames {
     private long readAt;
     private boolean read;
 
-    KernelServiceNames(NftKernel kernel, String table) {
+    public KernelServiceNames(NftKernel kernel, String table) {
         this.kernel = kernel;
         this.table = table;
     }
@@ -63,6 +65,35 @@ final class KernelServiceNames {
             found = lookup(f, front, nodePort, proto);
         }
         return found;
+    }
+
+    /**
+     * Where service {@code service} ("namespace/name") can be reached, from the comments: each
+     * frontend (an address and port, or a NodePort with no address) and its protocol, in no
+     * particular order; empty when no element of ours names it.
+     */
+    public List<Frontend> frontendsOf(String service) {
+        readAll();
+        List<Frontend> out = new ArrayList<>();
+        for (IpFamily f : IpFamily.values()) {
+            for (Map<Bytes, String> m : List.of(frontends.getOrDefault(f, Map.of()), nodePorts.getOrDefault(f, Map.of()))) {
+                m.forEach((key, comment) -> {
+                    int colon = comment.indexOf(':');
+                    if ((colon < 0 ? comment : comment.substring(0, colon)).equals(service)) {
+                        MapKeys.Frontend fe = MapKeys.decodeFrontend(key);
+                        Frontend found = new Frontend(fe.address(), Protocol.ofNumber(fe.proto()), fe.port());
+                        if (found.protocol() != null && !out.contains(found)) {
+                            out.add(found);
+                        }
+                    }
+                });
+            }
+        }
+        return out;
+    }
+
+    /** A service's frontend found in the kernel: an address (null for a NodePort), its protocol and port. */
+    public record Frontend(InetAddress address, Protocol protocol, int port) {
     }
 
     private String lookup(IpFamily f, Bytes front, Bytes nodePort, Protocol proto) {

@@ -127,9 +127,9 @@ class TraceCommandKernelTest {
         try (Topology topo = new Topology()) {
             Netns client = webOnly(topo, dir);
             ProxyRun.once(topo, dir);
+            // No source: the service's frontends, and its name in the outcome, come from the kernel.
             CompletableFuture<ProxyRun.Result> run = CompletableFuture.supplyAsync(() -> ProxyRun.cli("trace", "--netns",
-                    topo.node.name(), "--manifests", dir.toString(), "--hostname-override", "node-a",
-                    "--destination", "default/web", "--timeout", "20s"));
+                    topo.node.name(), "--destination", "default/web", "--timeout", "20s"));
             // Connections until the command has traced one: the first may come before its chains are in.
             List<String> answers = new ArrayList<>();
             Sandbox.eventually(Duration.ofSeconds(30), () -> {
