@@ -5,16 +5,32 @@ import static io.nftproxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.events.EventRecorder;
+import io.nftproxy.proxy.iptables.IptablesSyncer;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.server.ProxyServer;
+import io.nftproxy.proxy.source.ManifestSource;
+import io.nftproxy.proxy.source.ObjectStore;
+import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.sandbox.Clients;
 import io.nftproxy.sandbox.Cluster;
 import io.nftproxy.sandbox.Netns;
+import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.sandbox.Sandbox.Outcome;
 import io.nftproxy.testkit.Kernel;
 
@@ -51,6 +67,8 @@ class CrossNodeKernelTest {
             c.serve(B, "10.244.2.10", 8080);
             c.serve(B, "10.244.2.11", 8080);
             c.serve(B, "10.244.2.12", 8080);
+            c.serve(B, "10.244.2.13", 8080);
+            c.serve(C, "10.244.3.13", 8080);
             Netns podA = c.pod(A, "10.244.1.100");
             Netns podB = c.pod(B, "10.244.2.100");
             String http = "[{name: http, port: 8080, protocol: TCP}]";
@@ -62,6 +80,11 @@ class CrossNodeKernelTest {
                     .slice("local", "a", "IPv4", http, "10.244.2.11@node-b")
                     .service("itp", "10.96.0.12", "[{name: http, port: 80, targetPort: 8080}]", "internalTrafficPolicy: Local")
                     .slice("itp", "a", "IPv4", http, "10.244.2.12@node-b")
+                    .service("sticky", "10.96.0.13", "[{name: http, port: 80, targetPort: 8080, nodePort: 30083}]", "type: NodePort",
+                            "sessionAffinity: ClientIP", "sessionAffinityConfig: {clientIP: {timeoutSeconds: 60}}")
+                    .slice("sticky", "a", "IPv4", http, "10.244.2.13@node-b", "10.244.3.13@node-c")
+                    .service("spread", "10.96.0.14", "[{name: http, port: 80, targetPort: 8080, nodePort: 30084}]", "type: NodePort")
+                    .slice("spread", "a", "IPv4", http, "10.244.2.13@node-b", "10.244.3.13@node-c")
                     .write(dir, "services.yaml");
             programEveryNode(c, dir, mode);
 
@@ -91,6 +114,82 @@ class CrossNodeKernelTest {
             // service only through an endpoint on its own node; on a node without one it is dropped.
             assertEquals("10.244.2.12:8080 saw 10.244.2.100", answer(Clients.tcp(podB, null, "10.96.0.12", 80)));
             assertEquals(TIMEOUT, Clients.tcp(podA, null, "10.96.0.12", 80).result(), "no endpoint on node-a");
+
+            // service.go "should have session affinity work for NodePort service": through node-a,
+            // one client always reaches the same endpoint of two on other nodes; without affinity
+            // both answer (the chance that 30 connections all pick one of two is 2^-29).
+            Set<String> sticky = new HashSet<>();
+            Set<String> spread = new HashSet<>();
+            for (int i = 0; i < 30; i++) {
+                sticky.add(answer(Clients.tcp(c.ext, null, Cluster.nodeIp(A), 30083)));
+                spread.add(answer(Clients.tcp(c.ext, null, Cluster.nodeIp(A), 30084)));
+            }
+            assertEquals(1, sticky.size(), "ClientIP affinity: " + sticky);
+            assertEquals(Set.of("10.244.2.13:8080 saw " + Cluster.nodeIp(A), "10.244.3.13:8080 saw " + Cluster.nodeIp(A)), spread);
         }
+    }
+
+    /**
+     * loadbalancer.go (ESIPP) "should work for type=LoadBalancer": with externalTrafficPolicy
+     * Local, each node's proxy answers the service's healthCheckNodePort for its own endpoints, so
+     * a load balancer sends traffic only to nodes that have one: 200 with the count there, 503
+     * elsewhere. One daemon per node, as the DaemonSet runs them, over the same manifests.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"nftables", "iptables"})
+    void healthCheckNodePortsAnswerForTheirOwnNode(String mode, @TempDir Path dir) throws Exception {
+        Kernel.require();
+        try (Cluster c = new Cluster("nftp-x")) {
+            c.serve(B, "10.244.2.20", 8080);
+            c.serve(C, "10.244.3.20", 8080);
+            c.serve(C, "10.244.3.21", 8080);
+            new Manifests()
+                    .service("lb", "10.96.0.20", "[{name: http, port: 80, targetPort: 8080, nodePort: 30090}]", "type: LoadBalancer",
+                            "externalTrafficPolicy: Local", "healthCheckNodePort: 32100")
+                    .slice("lb", "a", "IPv4", "[{name: http, port: 8080, protocol: TCP}]", "10.244.2.20@node-b",
+                            "10.244.3.20@node-c", "10.244.3.21@node-c")
+                    .write(dir, "services.yaml");
+            List<AutoCloseable> running = new ArrayList<>();
+            try {
+                for (int i = 0; i < Cluster.NODES.size(); i++) {
+                    Netns node = c.nodes.get(i);
+                    ProxyConfig cfg = new ProxyConfig(Cluster.NODES.get(i), List.of(Inet.parse(Cluster.nodeIp(i))),
+                            List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
+                            Duration.ofMillis(50), Duration.ofSeconds(30), "nftproxy");
+                    ObjectStore store = new ObjectStore(Cluster.NODES.get(i));
+                    NftClient nft = NftClient.open(node.ns());
+                    running.add(nft);
+                    ManifestSource src = new ManifestSource(dir, store);
+                    running.add(src);
+                    ProxyServer server = mode.equals("iptables")
+                            ? new ProxyServer(cfg, store, new IptablesSyncer(cfg, node.name()), null, node.ns(), null, null,
+                                    new SyncListener() { }, EventRecorder.NONE)
+                            : new ProxyServer(cfg, store, nft, node.ns(), null, null, new SyncListener() { });
+                    running.add(server);
+                    src.start(true);
+                    server.start();
+                }
+                String[] want = {"503 0", "200 1", "200 2"};
+                for (int n : new int[] {A, B, C}) {
+                    String at = Cluster.nodeIp(n) + ":32100";
+                    Sandbox.eventually(Duration.ofSeconds(20), () -> health(c.ext, at).equals(want[n]),
+                            Cluster.NODES.get(n) + " answers " + want[n] + " (status, local endpoints)");
+                }
+                // And the traffic a load balancer sends there is served by that node's endpoints, client address kept.
+                assertEquals("10.244.2.20:8080 saw " + Cluster.EXT_IP, answer(Clients.tcp(c.ext, null, Cluster.nodeIp(B), 30090)));
+                assertEquals(TIMEOUT, Clients.tcp(c.ext, null, Cluster.nodeIp(A), 30090).result());
+            } finally {
+                for (int i = running.size() - 1; i >= 0; i--) {
+                    running.get(i).close();
+                }
+            }
+        }
+    }
+
+    /** "STATUS LOCAL_ENDPOINTS" of a healthCheckNodePort, asked from {@code from}. */
+    static String health(Netns from, String hostPort) throws Exception {
+        String r = OperationsKernelTest.curl(from, hostPort);
+        Matcher m = Pattern.compile("\"localEndpoints\": (\\d+)").matcher(r);
+        return r.substring(0, 3) + " " + (m.find() ? m.group(1) : "?");
     }
 }
