@@ -149,26 +149,8 @@ class CrossNodeKernelTest {
                     .slice("lb", "a", "IPv4", "[{name: http, port: 8080, protocol: TCP}]", "10.244.2.20@node-b",
                             "10.244.3.20@node-c", "10.244.3.21@node-c")
                     .write(dir, "services.yaml");
-            List<AutoCloseable> running = new ArrayList<>();
+            List<AutoCloseable> running = daemons(c, dir, mode);
             try {
-                for (int i = 0; i < Cluster.NODES.size(); i++) {
-                    Netns node = c.nodes.get(i);
-                    ProxyConfig cfg = new ProxyConfig(Cluster.NODES.get(i), List.of(Inet.parse(Cluster.nodeIp(i))),
-                            List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
-                            Duration.ofMillis(50), Duration.ofSeconds(30), "nftproxy");
-                    ObjectStore store = new ObjectStore(Cluster.NODES.get(i));
-                    NftClient nft = NftClient.open(node.ns());
-                    running.add(nft);
-                    ManifestSource src = new ManifestSource(dir, store);
-                    running.add(src);
-                    ProxyServer server = mode.equals("iptables")
-                            ? new ProxyServer(cfg, store, new IptablesSyncer(cfg, node.name()), null, node.ns(), null, null,
-                                    new SyncListener() { }, EventRecorder.NONE)
-                            : new ProxyServer(cfg, store, nft, node.ns(), null, null, new SyncListener() { });
-                    running.add(server);
-                    src.start(true);
-                    server.start();
-                }
                 String[] want = {"503 0", "200 1", "200 2"};
                 for (int n : new int[] {A, B, C}) {
                     String at = Cluster.nodeIp(n) + ":32100";
@@ -179,10 +161,76 @@ class CrossNodeKernelTest {
                 assertEquals("10.244.2.20:8080 saw " + Cluster.EXT_IP, answer(Clients.tcp(c.ext, null, Cluster.nodeIp(B), 30090)));
                 assertEquals(TIMEOUT, Clients.tcp(c.ext, null, Cluster.nodeIp(A), 30090).result());
             } finally {
-                for (int i = running.size() - 1; i >= 0; i--) {
-                    running.get(i).close();
-                }
+                stop(running);
             }
+        }
+    }
+
+    /**
+     * conntrack.go "should be able to preserve UDP traffic when server pod cycles for a NodePort
+     * service": a client keeps sending from one source port to node-a's NodePort while the
+     * service's endpoint moves from node-b to node-c; once the proxies have synced, its datagrams
+     * reach the new endpoint (node-a deletes the flow conntrack still holds to the old one, whose
+     * pod here even keeps answering).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"nftables", "iptables"})
+    void udpFlowsFollowAnEndpointThatMovesToAnotherNode(String mode, @TempDir Path dir) throws Exception {
+        Kernel.require();
+        try (Cluster c = new Cluster("nftp-x")) {
+            c.serve(B, "10.244.2.30", 5353);
+            c.serve(C, "10.244.3.30", 5353);
+            String ports = "[{name: dns, port: 5353, protocol: UDP}]";
+            String svc = "[{name: dns, port: 53, targetPort: 5353, nodePort: 30053, protocol: UDP}]";
+            new Manifests().service("dns", "10.96.0.53", svc, "type: NodePort")
+                    .slice("dns", "a", "IPv4", ports, "10.244.2.30@node-b").write(dir, "dns.yaml");
+            List<AutoCloseable> running = daemons(c, dir, mode);
+            try {
+                Sandbox.eventually(Duration.ofSeconds(20), () -> "10.244.2.30:5353".equals(
+                        Clients.udp(c.ext, Cluster.EXT_IP, 40053, Cluster.nodeIp(A), 30053).answeredBy()), "the first endpoint answers");
+                new Manifests().service("dns", "10.96.0.53", svc, "type: NodePort")
+                        .slice("dns", "a", "IPv4", ports, "10.244.3.30@node-c").write(dir, "dns.yaml");
+                Sandbox.eventually(Duration.ofSeconds(20), () -> "10.244.3.30:5353".equals(
+                        Clients.udp(c.ext, Cluster.EXT_IP, 40053, Cluster.nodeIp(A), 30053).answeredBy()),
+                        "the same client's flow reaches the endpoint on node-c");
+            } finally {
+                stop(running);
+            }
+        }
+    }
+
+    /** One proxy daemon per node (as the DaemonSet runs them) over the manifests in {@code dir}; close them with {@link #stop}. */
+    static List<AutoCloseable> daemons(Cluster c, Path dir, String mode) throws Exception {
+        List<AutoCloseable> running = new ArrayList<>();
+        try {
+            for (int i = 0; i < Cluster.NODES.size(); i++) {
+                Netns node = c.nodes.get(i);
+                ProxyConfig cfg = new ProxyConfig(Cluster.NODES.get(i), List.of(Inet.parse(Cluster.nodeIp(i))),
+                        List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
+                        Duration.ofMillis(50), Duration.ofSeconds(30), "nftproxy");
+                ObjectStore store = new ObjectStore(Cluster.NODES.get(i));
+                NftClient nft = NftClient.open(node.ns());
+                running.add(nft);
+                ManifestSource src = new ManifestSource(dir, store);
+                running.add(src);
+                ProxyServer server = mode.equals("iptables")
+                        ? new ProxyServer(cfg, store, new IptablesSyncer(cfg, node.name()), null, node.ns(), null, null,
+                                new SyncListener() { }, EventRecorder.NONE)
+                        : new ProxyServer(cfg, store, nft, node.ns(), null, null, new SyncListener() { });
+                running.add(server);
+                src.start(true);
+                server.start();
+            }
+            return running;
+        } catch (Exception e) {
+            stop(running);
+            throw e;
+        }
+    }
+
+    static void stop(List<AutoCloseable> running) throws Exception {
+        for (int i = running.size() - 1; i >= 0; i--) {
+            running.get(i).close();
         }
     }
 
