@@ -105,113 +105,168 @@ public final class Syncer implements Backend {
         return committed.isEmpty();
     }
 
+    /** The kinds of sync: what each re-sends. */
+    enum Kind {
+        /**
+         * Nothing committed (the first sync, or a rebuild after drift or a failed sync): our tables
+         * are replaced whole in one transaction (add, delete, add), fragments reused where their
+         * inputs did not change.
+         */
+        REPLACE,
+        /** A full sync over the tables we hold: every fragment re-sent, sets flushed and refilled (drift nobody reported). */
+        REASSERT,
+        /** The changed service ports only, and the globals when the node or the service network changed. */
+        PARTIAL
+    }
+
+    /** One sync's plan: its kind, the service ports it renders, and which shared inputs changed. */
+    private record Plan(Kind kind, Set<ServicePortName> ports, boolean nodeChanged, boolean networkChanged) {
+        boolean full() {
+            return kind != Kind.PARTIAL;
+        }
+
+        /** The globals (shared chains, interval sets) are rendered again. */
+        boolean globals() {
+            return full() || nodeChanged || networkChanged;
+        }
+    }
+
+    /** One attempt at a sync's transaction, and what to record once the kernel took it. */
+    private record Attempt(Transaction tx, Map<IpFamily, Delta> deltas, Map<IpFamily, TableState> fresh,
+                           Map<String, Contributor> chainOwners, long renderNanos) {
+    }
+
     /**
      * Syncs {@code state}. {@code changed} names the service ports whose service or endpoints
-     * changed since the last sync; null asks for a full sync (everything re-sent).
+     * changed since the last sync; null asks for a full sync (everything re-sent). A service port
+     * whose objects the kernel refuses is left out and the rest sent again, up to
+     * {@value #MAX_EXCLUSIONS_PER_SYNC} times.
      */
     @Override
     public SyncResult sync(ProxyState state, Set<ServicePortName> changed) throws NftException {
-        boolean full = changed == null || committed.isEmpty();
-        boolean takeover = committed.isEmpty();
-        Set<ServicePortName> touched = new TreeSet<>();
-        if (full) {
-            touched.addAll(state.services().keySet());
-            for (TableState ts : committed.values()) {
-                for (Contributor c : ts.fragments.keySet()) {
-                    if (!c.isGlobals()) {
-                        touched.add(c.port());
-                    }
+        Plan plan = plan(state, changed);
+        // Refused services are retried when the service or its endpoints change.
+        refused.entrySet().removeIf(e -> !e.getValue().standsIn(state, e.getKey()));
+        List<String> rejected = new ArrayList<>();
+        for (int attempt = 0; ; attempt++) {
+            Attempt a = prepare(plan, state, rejected);
+            try {
+                CommitStats st = committer.commit(a.tx());
+                return recordCommitted(plan, a, st, state, rejected);
+            } catch (TransactionException e) {
+                if (attempt >= MAX_EXCLUSIONS_PER_SYNC || !leaveOut(e, a, plan, state, rejected)) {
+                    throw e;
                 }
             }
-        } else {
-            touched.addAll(changed);
         }
+    }
+
+    private Plan plan(ProxyState state, Set<ServicePortName> changed) {
+        Kind kind = committed.isEmpty() ? Kind.REPLACE : changed == null ? Kind.REASSERT : Kind.PARTIAL;
         boolean nodeChanged = lastState == null || !lastState.node().equals(state.node());
         // The service network changes only the table's globals (an interval set's elements).
         boolean networkChanged = lastState == null || !lastState.serviceCIDRs().equals(state.serviceCIDRs());
-        // Refused services are retried when the service or its endpoints change.
-        refused.entrySet().removeIf(e -> !e.getValue().standsIn(state, e.getKey()));
-
-        List<String> rejected = new ArrayList<>();
-        for (int attempt = 0; ; attempt++) {
-            long t0 = System.nanoTime();
-            Transaction tx = new Transaction();
-            Map<IpFamily, Delta> deltas = new EnumMap<>(IpFamily.class);
-            Map<IpFamily, TableState> fresh = new EnumMap<>(IpFamily.class);
-            Map<String, Contributor> renderedOwners = new HashMap<>();
-            for (IpFamily f : IpFamily.values()) {
-                TableState ts = committed.get(f);
-                if (ts == null) {
-                    ts = new TableState(f, new Table(f.nft(), tableName));
-                    fresh.put(f, ts);
-                    // add + delete + add: replaces whatever a previous run left, atomically.
-                    tx.add(ts.table).delete(ts.table).add(ts.table);
-                }
-                Map<Contributor, Fragment> changes = new LinkedHashMap<>();
-                if (full || nodeChanged || networkChanged) {
-                    changes.put(Contributor.GLOBALS, renderer.globals(f, state));
-                }
-                Set<ServicePortName> ids = touched;
-                if (nodeChanged && !full) {
-                    // Local endpoints and zone hints depend on the node: re-render every service.
-                    ids = new TreeSet<>(state.services().keySet());
-                    ids.addAll(touched);
-                }
-                // Fragments rendered from the same inputs are reused: from what we committed, or,
-                // when rebuilding, from what we committed before forgetting it.
-                TableState reuse = fresh.containsKey(f) ? forgotten.get(f) : ts;
-                ProxyState renderedFrom = fresh.containsKey(f) ? forgottenState : lastState;
-                for (ServicePortName id : ids) {
-                    Contributor who = Contributor.of(id);
-                    ServicePort svc = state.services().get(id);
-                    Fragment frag = svc == null || refused.containsKey(id) ? null
-                            : reuse != null && unchanged(renderedFrom, id, svc, state) && reuse.fragments.containsKey(who)
-                            ? reuse.fragments.get(who) // a full sync re-sends it; no need to render it again
-                            : render(f, svc, state, rejected);
-                    if (frag == Fragment.EMPTY) {
-                        frag = null;
-                    }
-                    if (frag != null) {
-                        for (String chain : frag.chains().keySet()) {
-                            renderedOwners.put(chain, who);
-                        }
-                    }
-                    if (frag != null || ts.fragments.containsKey(who)) {
-                        changes.put(who, frag);
-                    }
-                }
-                Delta d = new Delta(ts, changes, full && !takeover);
-                d.write(tx);
-                deltas.put(f, d);
+        Set<ServicePortName> ports = new TreeSet<>();
+        if (kind == Kind.PARTIAL) {
+            ports.addAll(changed);
+            if (nodeChanged) {
+                // Local endpoints and zone hints depend on the node: every service is rendered again.
+                ports.addAll(state.services().keySet());
             }
-            long renderNanos = System.nanoTime() - t0;
-            try {
-                CommitStats st = committer.commit(tx);
-                committed.putAll(fresh);
-                forgotten.clear();
-                forgottenState = null;
-                int changedChains = 0;
-                for (Delta d : deltas.values()) {
-                    d.apply();
-                    changedChains += d.changedChains();
+        } else {
+            ports.addAll(state.services().keySet());
+            for (TableState ts : committed.values()) {
+                for (Contributor c : ts.fragments.keySet()) {
+                    if (!c.isGlobals()) {
+                        ports.add(c.port()); // what we hold and the state no longer has goes
+                    }
                 }
-                lastState = state;
-                return new SyncResult(full, st, changedChains, count(TableState::chainCount), count(TableState::ruleCount),
-                        count(TableState::elementCount), rejected, renderNanos);
-            } catch (TransactionException e) {
-                ServicePortName culprit = ownerOf(e, renderedOwners);
-                if (culprit == null || attempt >= MAX_EXCLUSIONS_PER_SYNC) {
-                    throw e;
-                }
-                LOG.atError().addKeyValue("service", culprit.namespace() + "/" + culprit.name())
-                        .addKeyValue("port", culprit.port()).addKeyValue("protocol", culprit.protocol())
-                        .log("the kernel refused the rules of service port {}; leaving it out until it changes: {}",
-                                culprit, e.getMessage());
-                refused.put(culprit, Refusal.of(state, culprit));
-                rejected.add(culprit + ": " + e.getMessage());
-                touched.add(culprit);
             }
         }
+        return new Plan(kind, ports, nodeChanged, networkChanged);
+    }
+
+    /** The transaction of one attempt: per family, the delta from what we hold to the fragments of the plan's ports. */
+    private Attempt prepare(Plan plan, ProxyState state, List<String> rejected) {
+        long t0 = System.nanoTime();
+        Transaction tx = new Transaction();
+        Map<IpFamily, Delta> deltas = new EnumMap<>(IpFamily.class);
+        Map<IpFamily, TableState> fresh = new EnumMap<>(IpFamily.class);
+        Map<String, Contributor> chainOwners = new HashMap<>();
+        for (IpFamily f : IpFamily.values()) {
+            TableState ts = committed.get(f);
+            if (ts == null) {
+                ts = new TableState(f, new Table(f.nft(), tableName));
+                fresh.put(f, ts);
+                // add + delete + add: replaces whatever a previous run left, atomically.
+                tx.add(ts.table).delete(ts.table).add(ts.table);
+            }
+            Map<Contributor, Fragment> changes = new LinkedHashMap<>();
+            if (plan.globals()) {
+                changes.put(Contributor.GLOBALS, renderer.globals(f, state));
+            }
+            // Fragments rendered from the same inputs are reused: from what we committed, or,
+            // when rebuilding, from what we committed before forgetting it.
+            TableState reuse = fresh.containsKey(f) ? forgotten.get(f) : ts;
+            ProxyState renderedFrom = fresh.containsKey(f) ? forgottenState : lastState;
+            for (ServicePortName id : plan.ports()) {
+                Contributor who = Contributor.of(id);
+                ServicePort svc = state.services().get(id);
+                Fragment frag = svc == null || refused.containsKey(id) ? null
+                        : reuse != null && unchanged(renderedFrom, id, svc, state) && reuse.fragments.containsKey(who)
+                        ? reuse.fragments.get(who) // a full sync re-sends it; no need to render it again
+                        : render(f, svc, state, rejected);
+                if (frag == Fragment.EMPTY) {
+                    frag = null;
+                }
+                if (frag != null) {
+                    for (String chain : frag.chains().keySet()) {
+                        chainOwners.put(chain, who);
+                    }
+                }
+                if (frag != null || ts.fragments.containsKey(who)) {
+                    changes.put(who, frag);
+                }
+            }
+            Delta d = new Delta(ts, changes, plan.kind() == Kind.REASSERT);
+            d.write(tx);
+            deltas.put(f, d);
+        }
+        return new Attempt(tx, deltas, fresh, chainOwners, System.nanoTime() - t0);
+    }
+
+    /** After the kernel took an attempt's transaction: what it holds now is what we recorded. */
+    private SyncResult recordCommitted(Plan plan, Attempt a, CommitStats st, ProxyState state, List<String> rejected) {
+        committed.putAll(a.fresh());
+        forgotten.clear();
+        forgottenState = null;
+        int changedChains = 0;
+        for (Delta d : a.deltas().values()) {
+            d.apply();
+            changedChains += d.changedChains();
+        }
+        lastState = state;
+        return new SyncResult(plan.full(), st, changedChains, count(TableState::chainCount), count(TableState::ruleCount),
+                count(TableState::elementCount), rejected, a.renderNanos());
+    }
+
+    /**
+     * The kernel refused an operation: when it belongs to a service port, that port is left out
+     * until it changes (named in the log) and the sync tried again; false when it belongs to none.
+     */
+    private boolean leaveOut(TransactionException e, Attempt a, Plan plan, ProxyState state, List<String> rejected) {
+        ServicePortName culprit = ownerOf(e, a.chainOwners());
+        if (culprit == null) {
+            return false;
+        }
+        LOG.atError().addKeyValue("service", culprit.namespace() + "/" + culprit.name())
+                .addKeyValue("port", culprit.port()).addKeyValue("protocol", culprit.protocol())
+                .log("the kernel refused the rules of service port {}; leaving it out until it changes: {}",
+                        culprit, e.getMessage());
+        refused.put(culprit, Refusal.of(state, culprit));
+        rejected.add(culprit + ": " + e.getMessage());
+        plan.ports().add(culprit);
+        return true;
     }
 
     /**
