@@ -1,11 +1,16 @@
 package io.nftproxy.proxy.source.client;
 
+import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.TrustManager;
 
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.http.AsyncBody;
@@ -138,7 +143,7 @@ public final class RateLimitedHttpClient implements HttpClient {
         }
 
         @Override
-        public WebSocket.Builder uri(java.net.URI uri) {
+        public WebSocket.Builder uri(URI uri) {
             b.uri(uri);
             return this;
         }
@@ -218,7 +223,7 @@ public final class RateLimitedHttpClient implements HttpClient {
         }
 
         @Override
-        public HttpClient.Builder sslContext(javax.net.ssl.KeyManager[] keyManagers, javax.net.ssl.TrustManager[] trustManagers) {
+        public HttpClient.Builder sslContext(KeyManager[] keyManagers, TrustManager[] trustManagers) {
             b.sslContext(keyManagers, trustManagers);
             return this;
         }
@@ -230,7 +235,7 @@ public final class RateLimitedHttpClient implements HttpClient {
         }
 
         @Override
-        public HttpClient.Builder proxyAddress(java.net.InetSocketAddress address) {
+        public HttpClient.Builder proxyAddress(InetSocketAddress address) {
             b.proxyAddress(address);
             return this;
         }
