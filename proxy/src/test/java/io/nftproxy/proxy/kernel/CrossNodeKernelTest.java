@@ -199,6 +199,42 @@ class CrossNodeKernelTest {
         }
     }
 
+    /**
+     * traffic_distribution.go "should route traffic to an endpoint in the same zone when using
+     * PreferClose": the nodes' zones from their Node objects, the endpoints' hints from the
+     * EndpointSlice; a pod reaches only the endpoint hinted for its own node's zone.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"nftables", "iptables"})
+    void trafficStaysInTheClientsZone(String mode, @TempDir Path dir) throws Exception {
+        Kernel.require();
+        try (Cluster c = new Cluster("nftp-x")) {
+            c.serve(B, "10.244.2.40", 8080);
+            c.serve(C, "10.244.3.40", 8080);
+            Netns podA = c.pod(A, "10.244.1.140");
+            Netns podC = c.pod(C, "10.244.3.140");
+            Manifests m = new Manifests();
+            String[] zones = {"z1", "z1", "z2"};
+            for (int i = 0; i < Cluster.NODES.size(); i++) {
+                m.raw("apiVersion: v1\nkind: Node\nmetadata:\n  name: " + Cluster.NODES.get(i) + "\n  labels: {topology.kubernetes.io/zone: "
+                        + zones[i] + "}\nstatus:\n  addresses: [{type: InternalIP, address: " + Cluster.nodeIp(i) + "}]\n");
+            }
+            m.service("zonal", "10.96.0.40", "[{name: http, port: 80, targetPort: 8080}]", "trafficDistribution: PreferClose")
+                    .slice("zonal", "a", "IPv4", "[{name: http, port: 8080, protocol: TCP}]",
+                            "10.244.2.40@node-b[zone=z1,hints=z1]", "10.244.3.40@node-c[zone=z2,hints=z2]")
+                    .write(dir, "services.yaml");
+            programEveryNode(c, dir, mode);
+            Set<String> fromA = new HashSet<>();
+            Set<String> fromC = new HashSet<>();
+            for (int i = 0; i < 20; i++) {
+                fromA.add(answer(Clients.tcp(podA, null, "10.96.0.40", 80)));
+                fromC.add(answer(Clients.tcp(podC, null, "10.96.0.40", 80)));
+            }
+            assertEquals(Set.of("10.244.2.40:8080 saw 10.244.1.140"), fromA, "node-a is in z1: the z1 endpoint on node-b");
+            assertEquals(Set.of("10.244.3.40:8080 saw 10.244.3.140"), fromC, "node-c is in z2: its own endpoint");
+        }
+    }
+
     /** One proxy daemon per node (as the DaemonSet runs them) over the manifests in {@code dir}; close them with {@link #stop}. */
     static List<AutoCloseable> daemons(Cluster c, Path dir, String mode) throws Exception {
         List<AutoCloseable> running = new ArrayList<>();
