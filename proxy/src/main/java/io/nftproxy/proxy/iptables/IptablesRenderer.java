@@ -97,11 +97,13 @@ public final class IptablesRenderer {
             return Inet.format(a) + (f == IpFamily.V4 ? "/32" : "/128");
         }
 
-        void n(String chain, String... parts) {
+        /** A rule appended to a chain of the nat table. */
+        void natRule(String chain, String... parts) {
             natRules.add("-A " + chain + " " + String.join(" ", parts));
         }
 
-        void fl(String chain, String... parts) {
+        /** A rule appended to a chain of the filter table. */
+        void filterRule(String chain, String... parts) {
             filterRules.add("-A " + chain + " " + String.join(" ", parts));
         }
 
@@ -113,17 +115,17 @@ public final class IptablesRenderer {
                     "KUBE-NODEPORTS")) {
                 filter.add(c);
             }
-            n("KUBE-POSTROUTING", "-m mark ! --mark " + mark + "/" + mark, "-j RETURN");
-            n("KUBE-POSTROUTING", "-j MARK --xor-mark " + mark);
-            n("KUBE-POSTROUTING", "-m comment --comment \"kubernetes service traffic requiring SNAT\"",
+            natRule("KUBE-POSTROUTING", "-m mark ! --mark " + mark + "/" + mark, "-j RETURN");
+            natRule("KUBE-POSTROUTING", "-j MARK --xor-mark " + mark);
+            natRule("KUBE-POSTROUTING", "-m comment --comment \"kubernetes service traffic requiring SNAT\"",
                     "-j MASQUERADE --random-fully");
-            n("KUBE-MARK-MASQ", "-j MARK --or-mark " + mark);
+            natRule("KUBE-MARK-MASQ", "-j MARK --or-mark " + mark);
             if (config.dropInvalid()) {
-                fl("KUBE-FORWARD", "-m conntrack --ctstate INVALID -j DROP");
+                filterRule("KUBE-FORWARD", "-m conntrack --ctstate INVALID -j DROP");
             }
-            fl("KUBE-FORWARD", "-m comment --comment \"kubernetes forwarding rules\"", "-m mark --mark " + mark + "/" + mark,
+            filterRule("KUBE-FORWARD", "-m comment --comment \"kubernetes forwarding rules\"", "-m mark --mark " + mark + "/" + mark,
                     "-j ACCEPT");
-            fl("KUBE-FORWARD", "-m comment --comment \"kubernetes forwarding conntrack rule\"",
+            filterRule("KUBE-FORWARD", "-m comment --comment \"kubernetes forwarding conntrack rule\"",
                     "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT");
 
             for (ServicePort svc : state.sortedServices()) {
@@ -154,12 +156,12 @@ public final class IptablesRenderer {
             // NodePorts, last: on the addresses nodePortAddresses selects (default the primary IPs).
             List<Cidr> npa = NodePortAddresses.of(config, state.node(), f);
             if (NodePortAddresses.matchesAll(npa)) {
-                n("KUBE-SERVICES", "-m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in"
+                natRule("KUBE-SERVICES", "-m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in"
                         + " this chain\"", "-m addrtype --dst-type LOCAL", "! -d " + NodePortAddresses.loopback(f),
                         "-j KUBE-NODEPORTS");
             } else {
                 for (Cidr c : npa) {
-                    n("KUBE-SERVICES", "-m comment --comment \"kubernetes service nodeports\"", "-d " + c,
+                    natRule("KUBE-SERVICES", "-m comment --comment \"kubernetes service nodeports\"", "-d " + c,
                             "-m addrtype --dst-type LOCAL", "-j KUBE-NODEPORTS");
                 }
             }
@@ -207,13 +209,13 @@ public final class IptablesRenderer {
                 String args = "-m comment --comment \"" + name + " cluster IP\" " + match(svc) + " -d " + host(ip) + port;
                 if (hasInternal) {
                     if (config.masqueradeAll()) {
-                        n(internalChain, args, "-j KUBE-MARK-MASQ");
+                        natRule(internalChain, args, "-j KUBE-MARK-MASQ");
                     } else if (localTraffic(true) != null) {
-                        n(internalChain, args, localTraffic(true), "-j KUBE-MARK-MASQ");
+                        natRule(internalChain, args, localTraffic(true), "-j KUBE-MARK-MASQ");
                     }
-                    n("KUBE-SERVICES", args, "-j " + internalChain);
+                    natRule("KUBE-SERVICES", args, "-j " + internalChain);
                 } else {
-                    fl("KUBE-SERVICES", args, reject(internalFilter));
+                    filterRule("KUBE-SERVICES", args, reject(internalFilter));
                 }
             }
             if (usesCluster) {
@@ -229,20 +231,20 @@ public final class IptablesRenderer {
             if (usesExt) {
                 nat.add(extChain);
                 if (!svc.externalPolicyLocal()) {
-                    n(extChain, "-m comment --comment \"masquerade traffic for " + name + " external destinations\"",
+                    natRule(extChain, "-m comment --comment \"masquerade traffic for " + name + " external destinations\"",
                             "-j KUBE-MARK-MASQ");
                 } else {
                     if (localTraffic(false) != null) {
-                        n(extChain, "-m comment --comment \"pod traffic for " + name + " external destinations\"",
+                        natRule(extChain, "-m comment --comment \"pod traffic for " + name + " external destinations\"",
                                 localTraffic(false), "-j " + svcChain);
                     }
-                    n(extChain, "-m comment --comment \"masquerade LOCAL traffic for " + name + " external destinations\"",
+                    natRule(extChain, "-m comment --comment \"masquerade LOCAL traffic for " + name + " external destinations\"",
                             "-m addrtype --src-type LOCAL", "-j KUBE-MARK-MASQ");
-                    n(extChain, "-m comment --comment \"route LOCAL traffic for " + name + " external destinations\"",
+                    natRule(extChain, "-m comment --comment \"route LOCAL traffic for " + name + " external destinations\"",
                             "-m addrtype --src-type LOCAL", "-j " + svcChain);
                 }
                 if (hasExternal) {
-                    n(extChain, "-j " + externalPolicyChain);
+                    natRule(extChain, "-j " + externalPolicyChain);
                 }
             }
             List<InetAddress> front = new ArrayList<>(svc.externalIPs(f));
@@ -255,39 +257,39 @@ public final class IptablesRenderer {
                 // load-balancer IP as destination and is dropped by KUBE-PROXY-FIREWALL.
                 nat.add(fw);
                 for (Cidr c : ranges) {
-                    n(fw, "-m comment --comment \"" + name + " loadbalancer IP\"", "-s " + c, "-j " + extChain);
+                    natRule(fw, "-m comment --comment \"" + name + " loadbalancer IP\"", "-s " + c, "-j " + extChain);
                 }
                 boolean fromNode = ranges.stream().anyMatch(c -> config.nodeIPs().stream().anyMatch(c::contains)
                         || state.node().addresses().stream().anyMatch(c::contains));
                 if (fromNode) {
                     for (InetAddress ip : svc.loadBalancerIPs(f)) {
-                        n(fw, "-m comment --comment \"" + name + " loadbalancer IP\"", "-s " + host(ip), "-j " + extChain);
+                        natRule(fw, "-m comment --comment \"" + name + " loadbalancer IP\"", "-s " + host(ip), "-j " + extChain);
                     }
                 }
-                n(fw, "-m comment --comment \"other traffic to " + name + " will be dropped by KUBE-PROXY-FIREWALL\"");
+                natRule(fw, "-m comment --comment \"other traffic to " + name + " will be dropped by KUBE-PROXY-FIREWALL\"");
             }
             for (InetAddress ip : front) {
                 boolean lb = svc.loadBalancerIPs(f).contains(ip);
                 String args = "-m comment --comment \"" + name + (lb ? " loadbalancer IP" : " external IP") + "\" "
                         + match(svc) + " -d " + host(ip) + port;
                 if (usesExt) {
-                    n("KUBE-SERVICES", args, "-j " + (lb && firewalled ? fw : extChain));
+                    natRule("KUBE-SERVICES", args, "-j " + (lb && firewalled ? fw : extChain));
                 }
                 if (lb && firewalled) {
-                    fl("KUBE-PROXY-FIREWALL", "-m comment --comment \"" + name + " traffic not accepted by " + fw + "\"",
+                    filterRule("KUBE-PROXY-FIREWALL", "-m comment --comment \"" + name + " traffic not accepted by " + fw + "\"",
                             match(svc), "-d " + host(ip) + port, "-j DROP");
                 }
                 if (!hasExternal) {
-                    fl("KUBE-EXTERNAL-SERVICES", args, reject(externalFilter));
+                    filterRule("KUBE-EXTERNAL-SERVICES", args, reject(externalFilter));
                 }
             }
             if (svc.nodePort() != 0) {
                 String args = "-m comment --comment \"" + name + "\" " + match(svc) + " --dport " + svc.nodePort();
                 if (usesExt) {
-                    n("KUBE-NODEPORTS", args, "-j " + extChain);
+                    natRule("KUBE-NODEPORTS", args, "-j " + extChain);
                 }
                 if (!hasExternal) {
-                    fl("KUBE-EXTERNAL-SERVICES", args, "-m addrtype --dst-type LOCAL", reject(externalFilter));
+                    filterRule("KUBE-EXTERNAL-SERVICES", args, "-m addrtype --dst-type LOCAL", reject(externalFilter));
                 }
             }
         }
@@ -319,7 +321,7 @@ public final class IptablesRenderer {
             if (svc.affinitySeconds() > 0) {
                 for (Endpoint e : eps) {
                     String sep = ChainNames.sep(svc.id(), e);
-                    n(chain, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + " -> " + e.hostPort() + "\"",
+                    natRule(chain, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + " -> " + e.hostPort() + "\"",
                             "-m recent --name " + sep + " --rcheck --seconds " + svc.affinitySeconds() + " --reap",
                             "-j " + sep);
                 }
@@ -329,15 +331,15 @@ public final class IptablesRenderer {
                 String sep = ChainNames.sep(svc.id(), e);
                 String comment = "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + " -> " + e.hostPort() + "\"";
                 if (i < n - 1) {
-                    n(chain, comment, "-m statistic --mode random --probability "
+                    natRule(chain, comment, "-m statistic --mode random --probability "
                             + String.format(Locale.ROOT, "%.10f", 1.0 / (n - i)), "-j " + sep);
                 } else {
-                    n(chain, comment, "-j " + sep);
+                    natRule(chain, comment, "-j " + sep);
                 }
                 if (nat.add(sep)) {
-                    n(sep, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + "\"",
+                    natRule(sep, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + "\"",
                             "-s " + host(e.address()), "-j KUBE-MARK-MASQ");
-                    n(sep, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + "\"", match(svc),
+                    natRule(sep, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + "\"", match(svc),
                             svc.affinitySeconds() > 0 ? "-m recent --name " + sep + " --set --rsource" : "",
                             "-j DNAT --to-destination " + e.hostPort());
                 }

@@ -31,7 +31,8 @@ import io.nftproxy.proxy.topology.EndpointSelector;
  * alerts written for kube-proxy keep working, plus nftproxy's own (nftproxy_*).
  */
 // The simpleclient flavour of Micrometer's Prometheus registry is deprecated in favour of the 1.x
-// client; the project pins simpleclient 0.16 (its HTTP server and hotspot exports) on purpose.
+// client; the project pins simpleclient 0.16 on purpose: its text and OpenMetrics writers serve
+// /metrics from our own probe server, and its hotspot exports give the JVM's series.
 @SuppressWarnings("deprecation")
 public final class ProxyMetrics implements SyncListener {
     /** kube-proxy's sync buckets: 1 ms doubling 15 times (to 16.4 s). */

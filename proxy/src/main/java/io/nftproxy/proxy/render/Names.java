@@ -38,6 +38,18 @@ public final class Names {
         return head + "~" + String.format("%016x", h);
     }
 
+    /**
+     * Prefix of the marking chains {@code nftproxy trace} adds to our table for a while: named
+     * here, beside the daemon's own chain names, so that the drift watcher can leave them alone
+     * without knowing the tracer.
+     */
+    public static final String TRACE = "trace-";
+
+    /** Whether a chain name is a trace's marking chain (not the daemon's, not drift). */
+    public static boolean isTraceChain(String chain) {
+        return chain != null && chain.startsWith(TRACE);
+    }
+
     /** Prefixes of the chains of one service port, by what the chain does. */
     public static final String CLUSTER = "svc-";
     public static final String LOCAL = "svl-";

@@ -86,7 +86,7 @@ public final class TraceExplainer {
         if (first.oif() != 0) {
             head.append("  out ").append(ifname(first.oif()));
         }
-        head.append("  hook ").append(first.chain() != null && first.chain().startsWith(TraceSession.CHAIN_PREFIX + "output")
+        head.append("  hook ").append(first.chain() != null && first.chain().startsWith(Names.TRACE + "output")
                 ? "output (from this node)" : "prerouting");
         lines.add(head.toString());
 
@@ -95,7 +95,7 @@ public final class TraceExplainer {
         boolean local = false;
         String external = null;
         for (NftTrace e : events) {
-            if (!table.equals(e.table()) || TraceSession.isTraceChain(e.chain())) {
+            if (!table.equals(e.table()) || Names.isTraceChain(e.chain())) {
                 continue;
             }
             String what = switch (e.type()) {

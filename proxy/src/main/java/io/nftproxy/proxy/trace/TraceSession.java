@@ -14,15 +14,15 @@ import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.render.Names;
 
 /**
  * The marking chains of one trace, in our own table: base chains on prerouting and output at
  * priority -300 (before connection tracking and our NAT), whose rules set {@code meta nftrace}
  * on the packets the filter selects. Installed in one transaction, removed in one when closed.
- * The daemon's drift watcher leaves chains named {@value #CHAIN_PREFIX}* alone.
+ * The daemon's drift watcher leaves chains named {@value Names#TRACE}* alone.
  */
 public final class TraceSession implements AutoCloseable {
-    public static final String CHAIN_PREFIX = "trace-";
     private static final int PRIORITY = -300;
     /** Tells the sessions of one process apart (the process id tells processes apart). */
     private static final AtomicInteger SESSIONS = new AtomicInteger();
@@ -36,11 +36,6 @@ public final class TraceSession implements AutoCloseable {
         this.chains = chains;
     }
 
-    /** Whether a chain name is a trace's marking chain (not the daemon's, not drift). */
-    public static boolean isTraceChain(String chain) {
-        return chain != null && chain.startsWith(CHAIN_PREFIX);
-    }
-
     /** Installs the marking chains in {@code table} for each family the filter covers and the table exists in. */
     public static TraceSession open(NftClient client, String table, TraceFilter filter) throws NftException {
         Transaction tx = new Transaction();
@@ -52,7 +47,7 @@ public final class TraceSession implements AutoCloseable {
                 continue;
             }
             for (Hook hook : List.of(Hook.PREROUTING, Hook.OUTPUT)) {
-                String name = CHAIN_PREFIX + hook.keyword() + "-" + tag;
+                String name = Names.TRACE + hook.keyword() + "-" + tag;
                 Chain c = Chain.base(nf, table, name, "filter", hook, PRIORITY);
                 tx.add(c);
                 chains.add(c);
