@@ -304,7 +304,9 @@ public class DryRunCliTest {
     void traceNamesWhatItCannotResolve(@TempDir Path dir) throws Exception {
         Result noModel = cli("trace", "--destination", "shop/web");
         assertEquals(2, noModel.exit());
-        assertTrue(noModel.err().contains("names a service: give --manifests DIR or --kubeconfig PATH"), noModel.err());
+        // No source, and no element of ours names it (no table here): where to look, said.
+        assertTrue(noModel.err().contains("no service port of shop/web is in table nftproxy (give --manifests DIR or"
+                + " --kubeconfig PATH"), noModel.err());
         Files.writeString(dir.resolve("svc.yaml"), """
                 apiVersion: v1
                 kind: Service
