@@ -63,8 +63,58 @@ final class BenchNetlinkCommand implements Callable<Integer> {
         return new Transaction().add(new Table(Family.IP, "bench")).add(m).add(Elements.of(m, els));
     }
 
+    @Option(names = "--counters", description = "Instead: read the counters of a counting map of each size, by dump and by key,"
+            + " side by side (three times each; the figures are the last).")
+    boolean counters;
+
+    /** A verdict map of {@code n} elements that count, as --service-counters declares them; its keys. */
+    static List<Bytes> countingKeys(int n) {
+        List<Bytes> keys = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            keys.add(Bytes.concat(Bytes.be32(0x0a000000 + i), Bytes.u8(6).padTo4(), Bytes.be16(80).padTo4()));
+        }
+        return keys;
+    }
+
+    private int readCounters() throws Exception {
+        System.out.printf("%-9s %12s %12s %8s%n", "elements", "dump_ms", "by_key_ms", "ratio");
+        for (int n : sizes) {
+            List<Bytes> keys = countingKeys(n);
+            NftSet m = NftSet.map(Family.IP, "bench", "m", DataType.VERDICT, DataType.IPV4_ADDR, DataType.INET_PROTO,
+                    DataType.INET_SERVICE).withCounter(true);
+            List<SetElement> els = new ArrayList<>(n);
+            keys.forEach(k -> els.add(SetElement.of(k, Verdict.ACCEPT)));
+            String ns = "nftproxy-benchnl-" + ProcessHandle.current().pid();
+            new ProcessBuilder("ip", "netns", "add", ns).inheritIO().start().waitFor();
+            try (NftClient c = NftClient.open(NetNamespace.named(ns))) {
+                c.commit(new Transaction().add(new Table(Family.IP, "bench")).add(m).add(Elements.of(m, els)));
+                long dump = 0;
+                long byKey = 0;
+                for (int round = 0; round < 3; round++) {
+                    long t0 = System.nanoTime();
+                    int a = c.countedElements(Family.IP, "bench", "m").size();
+                    long t1 = System.nanoTime();
+                    int b = c.countedElements(Family.IP, "bench", "m", keys).size();
+                    long t2 = System.nanoTime();
+                    if (a != n || b != n) {
+                        throw new IllegalStateException("read " + a + " and " + b + " of " + n + " elements");
+                    }
+                    dump = t1 - t0;
+                    byKey = t2 - t1;
+                }
+                System.out.printf("%-9d %12.1f %12.1f %8.1f%n", n, dump / 1e6, byKey / 1e6, (double) dump / byKey);
+            } finally {
+                new ProcessBuilder("ip", "netns", "del", ns).inheritIO().start().waitFor();
+            }
+        }
+        return 0;
+    }
+
     @Override
     public Integer call() throws Exception {
+        if (counters) {
+            return readCounters();
+        }
         System.out.printf("%-9s %-9s %12s %10s %10s %10s %12s%n", "kind", "objects", "enc_objs/s", "messages",
                 "user_ms", "kernel_ms", "MB");
         for (int n : sizes) {

@@ -210,6 +210,43 @@ public final class NftClient implements NftKernel, CounterReader, AutoCloseable 
         return out;
     }
 
+    /**
+     * The elements of {@code set} with these keys and their counters, looked up one by one by the
+     * kernel ({@value #KEYS_PER_GET} keys a request): no walk of the set, so the cost grows with
+     * the keys asked, where a dump restarts its walk for every message it fills. Every key must
+     * be in the set (one that is not fails the request with ENOENT).
+     */
+    public List<CountedElement> countedElements(Family family, String table, String set, List<Bytes> keys) throws NftException {
+        String what = "reading " + keys.size() + " elements of " + table + " " + set;
+        List<CountedElement> out = new ArrayList<>(keys.size());
+        try {
+            for (int from = 0; from < keys.size(); from += KEYS_PER_GET) {
+                drain();
+                writer.reset();
+                int seq = socket.nextSequence();
+                NftCodec.encodeElementGet(writer, family, table, set, keys.subList(from, Math.min(keys.size(), from + KEYS_PER_GET)), seq);
+                socket.send(writer.finish());
+                DumpReader.End end = DumpReader.read(socket, rx, seq, m -> {
+                    if (m.nfMsgType() == NFT_MSG_NEWSETELEM) {
+                        out.addAll(NftCodec.decoding(m, NftCodec::decodeCountedElements));
+                    }
+                });
+                if (end.timedOut()) {
+                    throw new NftException(what + ": no reply", Errno.EAGAIN, null);
+                }
+                if (end.error() != null) {
+                    throw new NftException(what, end.error().errno(), end.error().extAckMessage());
+                }
+            }
+            return out;
+        } catch (NativeException e) {
+            throw new NftException(what, e);
+        }
+    }
+
+    /** Keys per keyed element request: its answers (one message each, about 100 bytes) fit the receive buffer many times over. */
+    static final int KEYS_PER_GET = 512;
+
     /** Reads a whole table. Costly for big tables (the kernel's chain dump is quadratic): not for the sync path. */
     public TableContents readTable(Family family, String table) throws NftException {
         Table t = listTables(family).stream().filter(x -> x.name().equals(table)).findFirst()

@@ -1,6 +1,7 @@
 package io.nftproxy.netlink.nft;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
@@ -18,7 +19,8 @@ import io.nftproxy.testkit.TestNetns;
 
 /**
  * Sets declared with a counter: every element counts the packets whose lookup matched it, and
- * one dump reads the counts. What we read is compared with what {@code nft -j} reads.
+ * one dump reads the counts, or a request by keys. What we read is compared with what
+ * {@code nft -j} reads.
  */
 class ElementCounterKernelTest {
     private static final String T = "cnt";
@@ -53,6 +55,15 @@ class ElementCounterKernelTest {
             assertEquals(3, ours.get("127.0.0.1")[0], "three datagrams");
             assertEquals(0, ours.get("127.0.0.2")[0], "an element nothing matched");
             assertEquals(2, ours.get("127.0.0.3")[0], "a verdict map's element counts too");
+
+            // Asked by key instead of dumped: the same counts, in the order asked.
+            List<CountedElement> byKey = c.countedElements(Family.IP, T, "hits", List.of(Bytes.ip("127.0.0.2"), Bytes.ip("127.0.0.1")));
+            assertEquals(List.of(0L, 3L), byKey.stream().map(CountedElement::packets).toList());
+            assertEquals(Bytes.ip("127.0.0.1"), byKey.get(1).key());
+            assertEquals(2, c.countedElements(Family.IP, T, "vm", List.of(Bytes.ip("127.0.0.3"))).get(0).packets());
+            NftException missing = assertThrows(NftException.class,
+                    () -> c.countedElements(Family.IP, T, "hits", List.of(Bytes.ip("127.0.0.9"))));
+            assertTrue(missing.isNotFound(), "a key the set does not hold: " + missing.getMessage());
 
             Map<String, long[]> nft = new HashMap<>();
             nftCounts(ns.exec("nft", "-j", "list", "set", "ip", T, "hits"), nft);
