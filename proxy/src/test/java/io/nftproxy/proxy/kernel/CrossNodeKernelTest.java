@@ -240,27 +240,80 @@ class CrossNodeKernelTest {
         List<AutoCloseable> running = new ArrayList<>();
         try {
             for (int i = 0; i < Cluster.NODES.size(); i++) {
-                Netns node = c.nodes.get(i);
-                ProxyConfig cfg = new ProxyConfig(Cluster.NODES.get(i), List.of(Inet.parse(Cluster.nodeIp(i))),
-                        List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
-                        Duration.ofMillis(50), Duration.ofSeconds(30), "nftproxy");
-                ObjectStore store = new ObjectStore(Cluster.NODES.get(i));
-                NftClient nft = NftClient.open(node.ns());
-                running.add(nft);
-                ManifestSource src = new ManifestSource(dir, store);
-                running.add(src);
-                ProxyServer server = mode.equals("iptables")
-                        ? new ProxyServer(cfg, store, new IptablesSyncer(cfg, node.name()), null, node.ns(), null, null,
-                                new SyncListener() { }, EventRecorder.NONE)
-                        : new ProxyServer(cfg, store, nft, node.ns(), null, null, new SyncListener() { });
-                running.add(server);
-                src.start(true);
-                server.start();
+                running.addAll(daemon(c, i, dir, mode));
             }
             return running;
         } catch (Exception e) {
             stop(running);
             throw e;
+        }
+    }
+
+    /** The proxy daemon of one node, started: its server, source and client, to close in reverse order. */
+    static List<AutoCloseable> daemon(Cluster c, int i, Path dir, String mode) throws Exception {
+        List<AutoCloseable> running = new ArrayList<>();
+        try {
+            Netns node = c.nodes.get(i);
+            ProxyConfig cfg = new ProxyConfig(Cluster.NODES.get(i), List.of(Inet.parse(Cluster.nodeIp(i))),
+                    List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
+                    Duration.ofMillis(50), Duration.ofSeconds(30), "nftproxy");
+            ObjectStore store = new ObjectStore(Cluster.NODES.get(i));
+            NftClient nft = NftClient.open(node.ns());
+            running.add(nft);
+            ManifestSource src = new ManifestSource(dir, store);
+            running.add(src);
+            ProxyServer server = mode.equals("iptables")
+                    ? new ProxyServer(cfg, store, new IptablesSyncer(cfg, node.name()), null, node.ns(), null, null,
+                            new SyncListener() { }, EventRecorder.NONE)
+                    : new ProxyServer(cfg, store, nft, node.ns(), null, null, new SyncListener() { });
+            running.add(server);
+            src.start(true);
+            server.start();
+            return running;
+        } catch (Exception e) {
+            stop(running);
+            throw e;
+        }
+    }
+
+    /**
+     * service.go "should work after restarting kube-proxy [Disruptive]": node-a's proxy stops and
+     * a new one starts; a pod on node-a reaches the service throughout (the rules stay in the
+     * kernel), and a change made while no proxy ran there arrives with the new one.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"nftables", "iptables"})
+    void servicesKeepWorkingWhileTheProxyRestarts(String mode, @TempDir Path dir) throws Exception {
+        Kernel.require();
+        try (Cluster c = new Cluster("nftp-x")) {
+            c.serve(B, "10.244.2.50", 8080);
+            c.serve(C, "10.244.3.50", 8080);
+            Netns podA = c.pod(A, "10.244.1.150");
+            String http = "[{name: http, port: 8080, protocol: TCP}]";
+            String ports = "[{name: http, port: 80, targetPort: 8080}]";
+            new Manifests().service("web", "10.96.0.50", ports).slice("web", "a", "IPv4", http, "10.244.2.50@node-b")
+                    .write(dir, "web.yaml");
+            List<AutoCloseable> others = new ArrayList<>();
+            others.addAll(daemon(c, B, dir, mode));
+            others.addAll(daemon(c, C, dir, mode));
+            List<AutoCloseable> onA = daemon(c, A, dir, mode);
+            try {
+                Sandbox.eventually(Duration.ofSeconds(20), () -> "10.244.2.50:8080".equals(
+                        Clients.tcp(podA, null, "10.96.0.50", 80).answeredBy()), "the service works");
+                stop(onA);
+                for (int i = 0; i < 10; i++) {
+                    assertEquals("10.244.2.50:8080 saw 10.244.1.150", answer(Clients.tcp(podA, null, "10.96.0.50", 80)),
+                            "no proxy on node-a: the rules it left keep serving");
+                }
+                new Manifests().service("web", "10.96.0.50", ports).slice("web", "a", "IPv4", http, "10.244.3.50@node-c")
+                        .write(dir, "web.yaml");
+                onA = daemon(c, A, dir, mode);
+                Sandbox.eventually(Duration.ofSeconds(20), () -> "10.244.3.50:8080".equals(
+                        Clients.tcp(podA, null, "10.96.0.50", 80).answeredBy()), "the change made meanwhile arrives");
+            } finally {
+                stop(onA);
+                stop(others);
+            }
         }
     }
 
