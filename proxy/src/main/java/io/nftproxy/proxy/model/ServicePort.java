@@ -28,6 +28,93 @@ public record ServicePort(
         loadBalancerSourceRanges = List.copyOf(loadBalancerSourceRanges);
     }
 
+    /**
+     * A service port reached on {@code port}, with nothing else yet: no ClusterIP, no NodePort,
+     * Cluster policies, no affinity.
+     */
+    public static Builder builder(ServicePortName id, int port) {
+        return new Builder(id, port);
+    }
+
+    /** A builder holding this service port's values, to change some. */
+    public Builder toBuilder() {
+        return new Builder(id, port).clusterIPs(clusterIPs).nodePort(nodePort).externalIPs(externalIPs)
+                .loadBalancerIPs(loadBalancerIPs).loadBalancerSourceRanges(loadBalancerSourceRanges)
+                .externalPolicyLocal(externalPolicyLocal).internalPolicyLocal(internalPolicyLocal)
+                .affinitySeconds(affinitySeconds).healthCheckNodePort(healthCheckNodePort);
+    }
+
+    /** Names the values of a service port (eleven of them) where a positional constructor would not. */
+    public static final class Builder {
+        private final ServicePortName id;
+        private final int port;
+        private List<InetAddress> clusterIPs = List.of();
+        private int nodePort;
+        private List<InetAddress> externalIPs = List.of();
+        private List<InetAddress> loadBalancerIPs = List.of();
+        private List<Cidr> loadBalancerSourceRanges = List.of();
+        private boolean externalPolicyLocal;
+        private boolean internalPolicyLocal;
+        private int affinitySeconds;
+        private int healthCheckNodePort;
+
+        private Builder(ServicePortName id, int port) {
+            this.id = id;
+            this.port = port;
+        }
+
+        public Builder clusterIPs(List<InetAddress> ips) {
+            clusterIPs = ips;
+            return this;
+        }
+
+        public Builder nodePort(int p) {
+            nodePort = p;
+            return this;
+        }
+
+        public Builder externalIPs(List<InetAddress> ips) {
+            externalIPs = ips;
+            return this;
+        }
+
+        public Builder loadBalancerIPs(List<InetAddress> ips) {
+            loadBalancerIPs = ips;
+            return this;
+        }
+
+        public Builder loadBalancerSourceRanges(List<Cidr> ranges) {
+            loadBalancerSourceRanges = ranges;
+            return this;
+        }
+
+        public Builder externalPolicyLocal(boolean local) {
+            externalPolicyLocal = local;
+            return this;
+        }
+
+        public Builder internalPolicyLocal(boolean local) {
+            internalPolicyLocal = local;
+            return this;
+        }
+
+        /** ClientIP session affinity for this long; 0 for none. */
+        public Builder affinitySeconds(int seconds) {
+            affinitySeconds = seconds;
+            return this;
+        }
+
+        public Builder healthCheckNodePort(int p) {
+            healthCheckNodePort = p;
+            return this;
+        }
+
+        public ServicePort build() {
+            return new ServicePort(id, clusterIPs, port, nodePort, externalIPs, loadBalancerIPs,
+                    loadBalancerSourceRanges, externalPolicyLocal, internalPolicyLocal, affinitySeconds, healthCheckNodePort);
+        }
+    }
+
     public Protocol protocol() {
         return id.protocol();
     }

@@ -45,15 +45,15 @@ class ServiceCountersTest {
     }
 
     private static ProxyState state(List<Endpoint> webEndpoints) {
-        ServicePort web = new ServicePort(WEB, List.of(ip("10.96.0.10"), ip("fd00:96::10")), 80, 30080, List.of(), List.of(),
-                List.of(), false, false, 0, 0);
-        ServicePort sticky = new ServicePort(STICKY, List.of(ip("10.96.0.12")), 53, 0, List.of(), List.of(), List.of(),
-                false, false, 600, 0);
-        ServicePort empty = new ServicePort(EMPTY, List.of(ip("10.96.0.11")), 80, 30081, List.of(), List.of(), List.of(),
-                false, false, 0, 0);
+        ServicePort web = ServicePort.builder(WEB, 80).clusterIPs(List.of(ip("10.96.0.10"), ip("fd00:96::10")))
+                .nodePort(30080).build();
+        ServicePort sticky = ServicePort.builder(STICKY, 53).clusterIPs(List.of(ip("10.96.0.12"))).affinitySeconds(600)
+                .build();
+        ServicePort empty = ServicePort.builder(EMPTY, 80).clusterIPs(List.of(ip("10.96.0.11"))).nodePort(30081)
+                .build();
         // externalTrafficPolicy Local with no endpoint on this node: its NodePort drops.
-        ServicePort local = new ServicePort(LOCAL, List.of(ip("10.96.0.13")), 80, 30082, List.of(), List.of(), List.of(),
-                true, false, 0, 0);
+        ServicePort local = ServicePort.builder(LOCAL, 80).clusterIPs(List.of(ip("10.96.0.13"))).nodePort(30082)
+                .externalPolicyLocal(true).build();
         return new ProxyState(Map.of(WEB, web, STICKY, sticky, EMPTY, empty, LOCAL, local),
                 Map.of(WEB, webEndpoints, STICKY, List.of(Endpoint.ready(ip("10.244.1.5"), 5353, "node-b")),
                         LOCAL, List.of(Endpoint.ready(ip("10.244.1.6"), 8080, "node-b"))),

@@ -62,8 +62,10 @@ class ServiceHealthServersTest {
     }
 
     static ServicePort local(String name, int healthPort) {
-        return new ServicePort(new ServicePortName("shop", name, "http", Protocol.TCP), List.of(Inet.parse("10.96.0.9")), 80,
-                30080, List.of(), List.of(Inet.parse("192.0.2.9")), List.of(), true, false, 0, healthPort);
+        return ServicePort.builder(new ServicePortName("shop", name, "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.9"))).nodePort(30080)
+                .loadBalancerIPs(List.of(Inet.parse("192.0.2.9"))).externalPolicyLocal(true)
+                .healthCheckNodePort(healthPort).build();
     }
 
     static Endpoint ep(String ip, String node) {
@@ -191,8 +193,7 @@ class ServiceHealthServersTest {
         assertTrue(probe(port).body().contains("\"name\": \"a-first\""));
 
         // A policy back to Cluster gives up the port: b takes it over on that change alone.
-        ServicePort cluster = new ServicePort(a.id(), a.clusterIPs(), a.port(), a.nodePort(), a.externalIPs(),
-                a.loadBalancerIPs(), a.loadBalancerSourceRanges(), false, false, 0, 0);
+        ServicePort cluster = a.toBuilder().externalPolicyLocal(false).healthCheckNodePort(0).build();
         services.put(a.id(), cluster);
         servers.update(state(), Set.of(a.id()));
         HttpResponse<String> r = probe(port);

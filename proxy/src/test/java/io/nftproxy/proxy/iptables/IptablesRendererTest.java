@@ -23,7 +23,7 @@ import io.nftproxy.proxy.model.ServicePortName;
 /** The reference renderer, like the nftables one, leaves out a service whose rendering fails and nothing else. */
 class IptablesRendererTest {
     static ServicePort svc(ServicePortName id, String ip, int nodePort) {
-        return new ServicePort(id, List.of(Inet.parse(ip)), 80, nodePort, List.of(), List.of(), List.of(), false, false, 0, 0);
+        return ServicePort.builder(id, 80).clusterIPs(List.of(Inet.parse(ip))).nodePort(nodePort).build();
     }
 
     @Test

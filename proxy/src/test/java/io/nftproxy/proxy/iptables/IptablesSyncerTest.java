@@ -39,8 +39,7 @@ class IptablesSyncerTest {
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
         for (int i = 0; i < n; i++) {
             ServicePortName id = new ServicePortName("ns", "svc-" + i, "http", Protocol.TCP);
-            svcs.put(id, new ServicePort(id, List.of(Inet.parse("10.96.0." + (i + 1))), 80, 0, List.of(), List.of(), List.of(),
-                    false, false, 0, 0));
+            svcs.put(id, ServicePort.builder(id, 80).clusterIPs(List.of(Inet.parse("10.96.0." + (i + 1)))).build());
             List<Endpoint> list = new ArrayList<>();
             for (int j = 0; j < k; j++) {
                 list.add(Endpoint.ready(Inet.parse("10.128." + i + "." + (j + 1)), 8080, "node-b"));

@@ -35,8 +35,8 @@ class ProxyMetricsTest {
     private final Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>();
 
     static ServicePort internalLocal(String name) {
-        return new ServicePort(new ServicePortName("shop", name, "http", Protocol.TCP), List.of(Inet.parse("10.96.0.9")), 80, 0,
-                List.of(), List.of(), List.of(), false, true, 0, 0);
+        return ServicePort.builder(new ServicePortName("shop", name, "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.9"))).internalPolicyLocal(true).build();
     }
 
     private ObjectStore.Snapshot snap(Set<ServicePortName> changed, long svcChanges, long epChanges, List<ObjectStore.Trigger> triggers) {

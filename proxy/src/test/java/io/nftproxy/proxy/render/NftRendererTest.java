@@ -41,8 +41,9 @@ class NftRendererTest {
     static final NodeInfo NODE = new NodeInfo("node-a", null, List.of(), false);
 
     static ServicePort svc(String name, String ip, int nodePort, boolean eLocal, int affinity) {
-        return new ServicePort(new ServicePortName("default", name, "http", Protocol.TCP), List.of(Inet.parse(ip)), 80,
-                nodePort, List.of(), List.of(), List.of(), eLocal, false, affinity, 0);
+        return ServicePort.builder(new ServicePortName("default", name, "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse(ip))).nodePort(nodePort).externalPolicyLocal(eLocal)
+                .affinitySeconds(affinity).build();
     }
 
     static List<Endpoint> eps(int n, String node) {
@@ -146,8 +147,8 @@ class NftRendererTest {
         assertEquals(1, none.elements().get(NftRenderer.NO_ENDPOINT_REJECT).size());
         assertEquals(1, none.elements().get(NftRenderer.NODEPORT_NO_ENDPOINT_REJECT).size());
 
-        ServicePort itp = new ServicePort(new ServicePortName("default", "itp", "", Protocol.TCP),
-                List.of(Inet.parse("10.96.0.13")), 80, 0, List.of(), List.of(), List.of(), false, true, 0, 0);
+        ServicePort itp = ServicePort.builder(new ServicePortName("default", "itp", "", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.13"))).internalPolicyLocal(true).build();
         Fragment f = r.service(IpFamily.V4, itp, eps(2, "node-b"), NODE);
         assertEquals(1, f.elements().get(NftRenderer.NO_ENDPOINT_DROP).size(), "iTP Local without local endpoints drops");
         assertFalse(f.elements().containsKey(NftRenderer.SERVICE_IPS));
@@ -174,8 +175,8 @@ class NftRendererTest {
     @Test
     void ipv6AddressesMakeValidNames() {
         NftRenderer r = new NftRenderer(CFG);
-        ServicePort s6 = new ServicePort(new ServicePortName("default", "six", "", Protocol.UDP),
-                List.of(Inet.parse("fd00:96::1")), 53, 0, List.of(), List.of(), List.of(), false, false, 30, 0);
+        ServicePort s6 = ServicePort.builder(new ServicePortName("default", "six", "", Protocol.UDP), 53)
+                .clusterIPs(List.of(Inet.parse("fd00:96::1"))).affinitySeconds(30).build();
         Fragment f = r.service(IpFamily.V6, s6, List.of(Endpoint.ready(Inet.parse("fd00:244::5"), 5353, "node-b")), NODE);
         assertTrue(f.chains().get("svc-default/six/udp/53").rules().size() == 2, "an affinity check, then the pick");
         assertTrue(r.service(IpFamily.V4, s6, List.of(), NODE).chains().isEmpty(), "an IPv6 service has nothing in ip");

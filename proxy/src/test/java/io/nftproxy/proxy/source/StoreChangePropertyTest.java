@@ -54,10 +54,11 @@ class StoreChangePropertyTest {
         }
         List<InetAddress> cip = List.of(Inet.parse(CLUSTER_IPS[r.nextInt(CLUSTER_IPS.length)]));
         List<ServicePort> ports = new ArrayList<>();
-        ports.add(new ServicePort(port(i, "p"), cip, 80, r.nextInt(4) == 0 ? 30000 + r.nextInt(3) : 0, List.of(), List.of(),
-                List.of(), false, false, r.nextInt(4) == 0 ? 600 : 0, 0));
+        ports.add(ServicePort.builder(port(i, "p"), 80).clusterIPs(cip)
+                .nodePort(r.nextInt(4) == 0 ? 30000 + r.nextInt(3) : 0).affinitySeconds(r.nextInt(4) == 0 ? 600 : 0)
+                .build());
         if (r.nextBoolean()) {
-            ports.add(new ServicePort(port(i, "q"), cip, 81, 0, List.of(), List.of(), List.of(), false, false, 0, 0));
+            ports.add(ServicePort.builder(port(i, "q"), 81).clusterIPs(cip).build());
         }
         return new ServiceRecord(serviceKey(i), ports, null);
     }

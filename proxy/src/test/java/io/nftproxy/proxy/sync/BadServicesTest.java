@@ -37,8 +37,8 @@ import io.nftproxy.proxy.render.NftRenderer;
 /** Services whose objects the kernel would refuse never stop the others being programmed. */
 class BadServicesTest {
     static ServicePort svc(ServicePortName id, String ip, int nodePort, int affinity) {
-        return new ServicePort(id, List.of(PartialSyncPropertyTest.ip(ip)), 80, nodePort, List.of(), List.of(), List.of(), false,
-                false, affinity, 0);
+        return ServicePort.builder(id, 80).clusterIPs(List.of(PartialSyncPropertyTest.ip(ip))).nodePort(nodePort)
+                .affinitySeconds(affinity).build();
     }
 
     @Test

@@ -77,8 +77,9 @@ class PartialSyncPropertyTest {
         int nodePort = r.nextInt(3) == 0 ? 30000 + i : 0;
         List<InetAddress> external = r.nextInt(4) == 0 ? List.of(ip(six ? "2001:db8::" + (i + 1) : "203.0.113." + (i + 1))) : List.of();
         boolean eLocal = (nodePort != 0 || !external.isEmpty()) && r.nextBoolean();
-        return new ServicePort(id(i), List.of(cip), 80 + r.nextInt(2), nodePort, external, List.of(), List.of(), eLocal,
-                r.nextInt(5) == 0, r.nextInt(5) == 0 ? 600 : 0, 0);
+        return ServicePort.builder(id(i), 80 + r.nextInt(2)).clusterIPs(List.of(cip)).nodePort(nodePort)
+                .externalIPs(external).externalPolicyLocal(eLocal).internalPolicyLocal(r.nextInt(5) == 0)
+                .affinitySeconds(r.nextInt(5) == 0 ? 600 : 0).build();
     }
 
     static Endpoint endpoint(Random r, boolean six, int n) {

@@ -45,8 +45,8 @@ class SyncSpecificationTest {
     }
 
     static ServicePort web(boolean localExternal) {
-        return new ServicePort(WEB, List.of(ip("10.96.0.10")), 80, 30080, List.of(), List.of(), List.of(), localExternal,
-                false, 0, 0);
+        return ServicePort.builder(WEB, 80).clusterIPs(List.of(ip("10.96.0.10"))).nodePort(30080)
+                .externalPolicyLocal(localExternal).build();
     }
 
     static Endpoint ep(String addr, String node) {
@@ -139,7 +139,7 @@ class SyncSpecificationTest {
 
     @Test
     void aServiceAdded() throws Exception {
-        services.put(API, new ServicePort(API, List.of(ip("10.96.0.11")), 80, 0, List.of(), List.of(), List.of(), false, false, 0, 0));
+        services.put(API, ServicePort.builder(API, 80).clusterIPs(List.of(ip("10.96.0.11"))).build());
         endpoints.put(API, List.of(ep("10.244.1.5", "node-a")));
         assertEquals("""
                 add element ip nftproxy hairpin { 0x0af401050af40105 }

@@ -43,8 +43,9 @@ class EndpointSelectorTest {
     }
 
     static ServicePort svc(boolean nodePort, boolean eLocal, boolean iLocal) {
-        return new ServicePort(new ServicePortName("ns", "s", "", Protocol.TCP), List.of(Inet.parse("10.96.0.1")), 80,
-                nodePort ? 30000 : 0, List.of(), List.of(), List.of(), eLocal, iLocal, 0, 0);
+        return ServicePort.builder(new ServicePortName("ns", "s", "", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.1"))).nodePort(nodePort ? 30000 : 0).externalPolicyLocal(eLocal)
+                .internalPolicyLocal(iLocal).build();
     }
 
     static List<String> ips(List<Endpoint> eps) {

@@ -39,11 +39,10 @@ class KernelServiceNamesTest {
         ServicePortName dns = new ServicePortName("kube-system", "dns", "", Protocol.UDP);
         ServicePortName empty = new ServicePortName("shop", "empty", "http", Protocol.TCP);
         ProxyState state = new ProxyState(Map.of(
-                web, new ServicePort(web, List.of(ip("10.96.0.10")), 80, 30080, List.of(ip("203.0.113.7")), List.of(), List.of(),
-                        false, false, 0, 0),
-                dns, new ServicePort(dns, List.of(ip("10.96.0.53"), ip("fd00:96::53")), 53, 0, List.of(), List.of(), List.of(),
-                        false, false, 0, 0),
-                empty, new ServicePort(empty, List.of(ip("10.96.0.11")), 80, 0, List.of(), List.of(), List.of(), false, false, 0, 0)),
+                web, ServicePort.builder(web, 80).clusterIPs(List.of(ip("10.96.0.10"))).nodePort(30080)
+                        .externalIPs(List.of(ip("203.0.113.7"))).build(),
+                dns, ServicePort.builder(dns, 53).clusterIPs(List.of(ip("10.96.0.53"), ip("fd00:96::53"))).build(),
+                empty, ServicePort.builder(empty, 80).clusterIPs(List.of(ip("10.96.0.11"))).build()),
                 Map.of(web, List.of(new Endpoint(ip("10.244.1.2"), 8080, "node-b", null, true, true, false, null, null)),
                         dns, List.of(new Endpoint(ip("10.244.1.5"), 53, "node-b", null, true, true, false, null, null),
                                 new Endpoint(ip("fd00:244::5"), 53, "node-b", null, true, true, false, null, null))),

@@ -33,8 +33,9 @@ import io.nftproxy.proxy.model.ServicePortName;
 /** What a trace's events say in the proxy's terms, for each way a packet can go, without a kernel. */
 class TraceExplainerTest {
     private static final ServicePortName WEB = new ServicePortName("ns", "web", "http", Protocol.TCP);
-    private static final ProxyState STATE = new ProxyState(Map.of(WEB, new ServicePort(WEB, List.of(ip("10.96.0.10")), 80,
-            30080, List.of(ip("203.0.113.7")), List.of(), List.of(), false, false, 0, 0)), Map.of(),
+    private static final ProxyState STATE = new ProxyState(Map.of(WEB, ServicePort.builder(WEB, 80)
+            .clusterIPs(List.of(ip("10.96.0.10"))).nodePort(30080).externalIPs(List.of(ip("203.0.113.7")))
+            .build()), Map.of(),
             NodeInfo.named("node-a"));
     /** A TCP SYN from 10.244.2.100:40000 to the given address and port. */
     private static final Bytes TCP_TO_CLUSTER_IP = Bytes.fromHex("4500003c00004000400600000af40264" + "0a60000a");

@@ -61,8 +61,9 @@ public final class BenchState {
             ServicePortName id = new ServicePortName("bench", "svc-" + i, "http", Protocol.TCP);
             boolean affinity = mixed && i % 7 == 3;
             boolean local = mixed && i % 20 == 0;
-            svcs.put(id, new ServicePort(id, List.of(ip(svcBase + i + 1)), 80, i % 10 == 0 ? 30000 + (i / 10) % 2768 : 0,
-                    List.of(), List.of(), List.of(), local, false, affinity ? 10_800 : 0, 0));
+            svcs.put(id, ServicePort.builder(id, 80).clusterIPs(List.of(ip(svcBase + i + 1)))
+                    .nodePort(i % 10 == 0 ? 30000 + (i / 10) % 2768 : 0).externalPolicyLocal(local)
+                    .affinitySeconds(affinity ? 10_800 : 0).build());
             List<Endpoint> list = new ArrayList<>(k);
             for (int j = 0; j < k; j++) {
                 String node = local && j == 0 ? "node-a" : "node-" + (j % 100);

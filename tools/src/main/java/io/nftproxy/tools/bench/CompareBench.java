@@ -95,8 +95,7 @@ public final class CompareBench {
         s = with(s, b, s.services().get(b), eps);
         out.add(new Change("endpoint added", s, b));
         ServicePortName c = new ServicePortName("bench", "added-" + r, "http", Protocol.TCP);
-        ServicePort svc = new ServicePort(c, List.of(BenchState.ip(0x0a6f0000 + r + 1)), 80, 0, List.of(), List.of(), List.of(),
-                false, false, 0, 0);
+        ServicePort svc = ServicePort.builder(c, 80).clusterIPs(List.of(BenchState.ip(0x0a6f0000 + r + 1))).build();
         List<Endpoint> ceps = new ArrayList<>();
         for (int j = 0; j < 10; j++) {
             ceps.add(Endpoint.ready(BenchState.ip(0x0d000000 + r * 16 + j), 8080, "node-" + j));
