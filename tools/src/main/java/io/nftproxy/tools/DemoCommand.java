@@ -90,9 +90,9 @@ final class DemoCommand implements Callable<Integer> {
 
             step("Running nftproxy for the node on " + (manifests != null ? dir : "the built-in example manifests")
                     + ": rules go in over netlink (no nft binary involved)");
-            ProxyConfig cfg = new ProxyConfig("demo-node", List.of(Inet.parse(Sandbox.NODE_IP)),
-                    List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
-                    Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy").withServiceCounters(true);
+            ProxyConfig cfg = ProxyConfig.builder("demo-node").nodeIPs(List.of(Inet.parse(Sandbox.NODE_IP)))
+                    .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16")))
+                    .serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16"))).build().withServiceCounters(true);
             ObjectStore store = new ObjectStore("demo-node");
             SyncResult[] first = new SyncResult[1];
             ProxyState[] synced = new ProxyState[1];

@@ -137,7 +137,109 @@ public record ProxyConfig(
     }
 
     public static ProxyConfig defaults(String hostname) {
-        return new ProxyConfig(hostname, List.of(), List.of(), List.of(), List.of(), false, 14,
-                Duration.ofSeconds(1), Duration.ofSeconds(30), DEFAULT_TABLE);
+        return builder(hostname).build();
+    }
+
+    /**
+     * Settings for {@code hostname} with every other value named as it is set: the defaults are
+     * kube-proxy's (masquerade bit 14, min-sync-period 1 s, sync period 30 s, ClusterCIDR local
+     * detection), the table {@value #DEFAULT_TABLE}, and a bind failure stops the start.
+     */
+    public static Builder builder(String hostname) {
+        return new Builder(hostname);
+    }
+
+    /** Names the settings (fourteen of them) where the positional constructor would not. */
+    public static final class Builder {
+        private final String hostname;
+        private List<InetAddress> nodeIPs = List.of();
+        private List<Cidr> clusterCIDRs = List.of();
+        private List<Cidr> serviceCIDRs = List.of();
+        private List<Cidr> nodePortAddresses = List.of();
+        private boolean masqueradeAll;
+        private int masqueradeBit = 14;
+        private Duration minSyncPeriod = Duration.ofSeconds(1);
+        private Duration syncPeriod = Duration.ofSeconds(30);
+        private String table = DEFAULT_TABLE;
+        private LocalDetection localDetection = LocalDetection.CLUSTER_CIDR;
+        private boolean serviceCounters;
+        private boolean dropInvalid;
+        private boolean bindHardFail = true;
+
+        private Builder(String hostname) {
+            this.hostname = hostname;
+        }
+
+        public Builder nodeIPs(List<InetAddress> v) {
+            nodeIPs = v;
+            return this;
+        }
+
+        public Builder clusterCIDRs(List<Cidr> v) {
+            clusterCIDRs = v;
+            return this;
+        }
+
+        public Builder serviceCIDRs(List<Cidr> v) {
+            serviceCIDRs = v;
+            return this;
+        }
+
+        public Builder nodePortAddresses(List<Cidr> v) {
+            nodePortAddresses = v;
+            return this;
+        }
+
+        public Builder masqueradeAll(boolean v) {
+            masqueradeAll = v;
+            return this;
+        }
+
+        public Builder masqueradeBit(int v) {
+            masqueradeBit = v;
+            return this;
+        }
+
+        public Builder minSyncPeriod(Duration v) {
+            minSyncPeriod = v;
+            return this;
+        }
+
+        public Builder syncPeriod(Duration v) {
+            syncPeriod = v;
+            return this;
+        }
+
+        public Builder table(String v) {
+            table = v;
+            return this;
+        }
+
+        public Builder localDetection(LocalDetection v) {
+            localDetection = v;
+            return this;
+        }
+
+        public Builder serviceCounters(boolean v) {
+            serviceCounters = v;
+            return this;
+        }
+
+        public Builder dropInvalid(boolean v) {
+            dropInvalid = v;
+            return this;
+        }
+
+        public Builder bindHardFail(boolean v) {
+            bindHardFail = v;
+            return this;
+        }
+
+        /** The settings; invalid values are refused as the constructor refuses them. */
+        public ProxyConfig build() {
+            return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll,
+                    masqueradeBit, minSyncPeriod, syncPeriod, table, localDetection, serviceCounters, dropInvalid,
+                    bindHardFail);
+        }
     }
 }

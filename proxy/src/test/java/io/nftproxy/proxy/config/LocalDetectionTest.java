@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Duration;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -49,8 +48,7 @@ class LocalDetectionTest {
 
     @Test
     void cidrModesDetectNothingInAFamilyWithoutACidr() {
-        ProxyConfig cfg = new ProxyConfig("node-a", List.of(), List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(),
-                false, 14, Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
+        ProxyConfig cfg = ProxyConfig.builder("node-a").clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).build();
         NodeInfo node = new NodeInfo("node-a", null, List.of(), false, List.of(Cidr.parse("fd00:244:2::/64")));
         LocalDetection cluster = LocalDetection.CLUSTER_CIDR;
         LocalDetection nodeCidr = LocalDetection.parse("NodeCIDR", null, null);

@@ -3,7 +3,6 @@ package io.nftproxy.proxy.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.net.InetAddress;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 
@@ -44,8 +43,8 @@ class NodePortAddressesTest {
         "             |                      | 0.0.0.0/0 ::/0       | 0.0.0.0/0       | ::/0",
     })
     void perFamily(String nodeIPs, String nodeAddresses, String given, String v4, String v6) {
-        ProxyConfig cfg = new ProxyConfig("node-a", ips(nodeIPs == null ? "" : nodeIPs), List.of(), List.of(),
-                cidrs(given == null ? "" : given), false, 14, Duration.ofSeconds(1), Duration.ofSeconds(30), "t");
+        ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(ips(nodeIPs == null ? "" : nodeIPs))
+                .nodePortAddresses(cidrs(given == null ? "" : given)).table("t").build();
         NodeInfo node = new NodeInfo("node-a", null, ips(nodeAddresses == null ? "" : nodeAddresses), false);
         assertEquals(cidrs(v4), NodePortAddresses.of(cfg, node, IpFamily.V4));
         assertEquals(cidrs(v6), NodePortAddresses.of(cfg, node, IpFamily.V6));

@@ -3,7 +3,6 @@ package io.nftproxy.proxy.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
-import java.util.List;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -17,8 +16,7 @@ class ProxyConfigTest {
             "7200, 7200", // a longer sync period is never shortened
     })
     void fullResyncsAreHourlyUnlessTheSyncPeriodIsLonger(long syncSeconds, long fullSeconds) {
-        ProxyConfig cfg = new ProxyConfig("node-a", List.of(), List.of(), List.of(), List.of(), false, 14,
-                Duration.ofSeconds(1), Duration.ofSeconds(syncSeconds), "nftproxy");
+        ProxyConfig cfg = ProxyConfig.builder("node-a").syncPeriod(Duration.ofSeconds(syncSeconds)).build();
         assertEquals(Duration.ofSeconds(fullSeconds), cfg.fullSyncPeriod());
     }
 }

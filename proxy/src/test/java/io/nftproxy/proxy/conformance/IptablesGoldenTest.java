@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -35,10 +34,10 @@ class IptablesGoldenTest {
 
     /** The settings ConformanceKernelTest runs the scenarios with. */
     static ProxyConfig config() {
-        return new ProxyConfig("node-a", List.of(Inet.parse(Sandbox.NODE_IP), Inet.parse(Sandbox.NODE_IP6)),
-                List.of(Cidr.parse("10.244.0.0/16"), Cidr.parse("fd00:244::/64")),
-                List.of(Cidr.parse("10.96.0.0/16"), Cidr.parse("fd00:96::/64")), List.of(), false, 14, Duration.ofSeconds(1),
-                Duration.ofSeconds(30), "nftproxy").withDropInvalid(true); // kube-proxy's, with be_liberal unset
+        return ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse(Sandbox.NODE_IP), Inet.parse(Sandbox.NODE_IP6)))
+                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"), Cidr.parse("fd00:244::/64")))
+                .serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16"), Cidr.parse("fd00:96::/64"))).build()
+                .withDropInvalid(true); // kube-proxy's, with be_liberal unset
     }
 
     @ParameterizedTest(name = "{0}")

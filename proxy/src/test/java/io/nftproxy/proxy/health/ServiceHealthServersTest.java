@@ -105,9 +105,9 @@ class ServiceHealthServersTest {
         "          |                  | 10.0.0.0/8 fd00::/8 | 127.0.0.1 10.0.0.5 10.1.2.3 fd00::5 ::1 | 10.0.0.5 10.1.2.3 fd00::5",
     })
     void listensOnTheNodePortAddresses(String nodeIPs, String nodeAddrs, String npa, String local, String expected) {
-        ProxyConfig cfg = new ProxyConfig("node-a", ips(nodeIPs == null ? "" : nodeIPs.trim()), List.of(), List.of(),
-                npa == null ? List.of() : Arrays.stream(npa.trim().split(" ")).map(Cidr::parse).toList(), false, 14,
-                Duration.ofSeconds(1), Duration.ofSeconds(30), "t");
+        ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(ips(nodeIPs == null ? "" : nodeIPs.trim()))
+                .nodePortAddresses(npa == null ? List.of() : Arrays.stream(npa.trim().split(" ")).map(Cidr::parse).toList())
+                .table("t").build();
         NodeInfo node = new NodeInfo("node-a", null, ips(nodeAddrs == null ? "" : nodeAddrs.trim()), false);
         List<String> at = ServiceHealthServers.bindAddresses(cfg, node, () -> ips(local.trim()), 30999).stream()
                 .map(a -> a.getAddress().isAnyLocalAddress() ? "0.0.0.0" : Inet.format(a.getAddress())).toList();

@@ -29,9 +29,9 @@ import io.nftproxy.proxy.model.ServicePortName;
  * `BesideKubeProxyKernelTest` run it against the kernel.)
  */
 class IptablesSyncerTest {
-    static final ProxyConfig CONFIG = new ProxyConfig("node-a", List.of(Inet.parse("192.168.50.2")),
-            List.of(Cidr.parse("10.128.0.0/9")), List.of(Cidr.parse("10.96.0.0/12")), List.of(), false, 14, Duration.ZERO,
-            Duration.ofSeconds(30), "nftproxy");
+    static final ProxyConfig CONFIG = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse("192.168.50.2")))
+            .clusterCIDRs(List.of(Cidr.parse("10.128.0.0/9"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/12")))
+            .minSyncPeriod(Duration.ZERO).build();
 
     /** {@code n} ClusterIP services of {@code k} endpoints each, on other nodes. */
     static ProxyState state(int n, int k) {

@@ -254,9 +254,9 @@ class CrossNodeKernelTest {
         List<AutoCloseable> running = new ArrayList<>();
         try {
             Netns node = c.nodes.get(i);
-            ProxyConfig cfg = new ProxyConfig(Cluster.NODES.get(i), List.of(Inet.parse(Cluster.nodeIp(i))),
-                    List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
-                    Duration.ofMillis(50), Duration.ofSeconds(30), "nftproxy");
+            ProxyConfig cfg = ProxyConfig.builder(Cluster.NODES.get(i)).nodeIPs(List.of(Inet.parse(Cluster.nodeIp(i))))
+                    .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16")))
+                    .serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16"))).minSyncPeriod(Duration.ofMillis(50)).build();
             ObjectStore store = new ObjectStore(Cluster.NODES.get(i));
             NftClient nft = NftClient.open(node.ns());
             running.add(nft);

@@ -35,8 +35,9 @@ class IptablesCanaryKernelTest {
             new Manifests().service("web", "10.96.0.10", "[{name: http, port: 80}]")
                     .slice("web", "a", "IPv4", "[{name: http, port: 8080, protocol: TCP}]", "10.244.1.2@node-b")
                     .write(dir, "web.yaml");
-            ProxyConfig cfg = new ProxyConfig("node-a", List.of(Inet.parse(Topology.NODE_IP)), List.of(Cidr.parse("10.244.0.0/16")),
-                    List.of(), List.of(), false, 14, Duration.ofMillis(50), Duration.ofSeconds(1), "nftproxy");
+            ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse(Topology.NODE_IP)))
+                    .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).minSyncPeriod(Duration.ofMillis(50))
+                    .syncPeriod(Duration.ofSeconds(1)).build();
             ObjectStore store = new ObjectStore("node-a");
             IptablesSyncer ipt = new IptablesSyncer(cfg, topo.node.name());
             try (ManifestSource source = new ManifestSource(dir, store);

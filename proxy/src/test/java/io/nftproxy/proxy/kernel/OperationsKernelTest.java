@@ -48,9 +48,8 @@ class OperationsKernelTest {
     }
 
     static ProxyConfig config() {
-        return new ProxyConfig("node-a", List.of(Inet.parse(Topology.NODE_IP)),
-                List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(), false, 14, Duration.ofMillis(50),
-                Duration.ofSeconds(30), "nftproxy");
+        return ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse(Topology.NODE_IP)))
+                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).minSyncPeriod(Duration.ofMillis(50)).build();
     }
 
     /** Parses the Prometheus text format: series (name plus labels) to value. */

@@ -42,8 +42,8 @@ class ServiceCidrKernelTest {
 
     @Test
     void unallocatedAddressesOfTheClustersServiceCidrsAreDroppedAsTheyChange() throws Exception {
-        ProxyConfig cfg = new ProxyConfig("node-a", List.of(), List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(),
-                false, 14, Duration.ofMillis(20), Duration.ofMinutes(5), "nftproxy");
+        ProxyConfig cfg = ProxyConfig.builder("node-a").clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16")))
+                .minSyncPeriod(Duration.ofMillis(20)).syncPeriod(Duration.ofMinutes(5)).build();
         ObjectStore store = new ObjectStore("node-a");
         List<String> failures = new CopyOnWriteArrayList<>();
         SyncListener recordFailures = new SyncListener() {

@@ -35,9 +35,9 @@ import io.nftproxy.testkit.TestNetns;
 /** The running proxy: a watched manifest directory, partial syncs, updates between flows, bad input. */
 class SyncLoopKernelTest {
     static ProxyConfig config(String table) {
-        return new ProxyConfig("node-a", List.of(Inet.parse(Topology.NODE_IP)),
-                List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
-                Duration.ofMillis(50), Duration.ofSeconds(30), table);
+        return ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse(Topology.NODE_IP)))
+                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16")))
+                .minSyncPeriod(Duration.ofMillis(50)).table(table).build();
     }
 
     @Test

@@ -27,8 +27,9 @@ class MetricsEndpointsTest {
 
     @Test
     void configzUsesKubeProxysFieldNames() {
-        ProxyConfig cfg = new ProxyConfig("node-a", List.of(Inet.parse("192.168.0.2")), List.of(Cidr.parse("10.244.0.0/16")),
-                List.of(Cidr.parse("10.96.0.0/12")), List.of(), true, 14, Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
+        ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse("192.168.0.2")))
+                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/12")))
+                .masqueradeAll(true).build();
         assertEquals("{\"kubeproxy.config.k8s.io\":{\"mode\":\"nftables\",\"hostnameOverride\":\"node-a\","
                 + "\"clusterCIDR\":\"10.244.0.0/16\",\"detectLocalMode\":\"ClusterCIDR\","
                 + "\"detectLocal\":{\"bridgeInterface\":\"\",\"interfaceNamePrefix\":\"\"},\"nodePortAddresses\":[\"primary\"],\"nftables\":{\"masqueradeAll\":true,"

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -35,9 +34,9 @@ import io.nftproxy.proxy.model.ServicePortName;
 
 /** The ruleset layout: what one service costs and what each policy renders to. */
 class NftRendererTest {
-    static final ProxyConfig CFG = new ProxyConfig("node-a", List.of(Inet.parse("192.168.50.2")),
-            List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
-            Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
+    static final ProxyConfig CFG = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse("192.168.50.2")))
+            .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16")))
+            .build();
     static final NodeInfo NODE = new NodeInfo("node-a", null, List.of(), false);
 
     static ServicePort svc(String name, String ip, int nodePort, boolean eLocal, int affinity) {

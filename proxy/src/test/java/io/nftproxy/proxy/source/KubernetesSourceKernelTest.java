@@ -65,8 +65,8 @@ class KubernetesSourceKernelTest {
         client.services().inNamespace("shop").resource(service("cart", "10.96.7.1")).create();
         client.discovery().v1().endpointSlices().inNamespace("shop").resource(slice("cart", "10.244.7.1")).create();
 
-        ProxyConfig cfg = new ProxyConfig("node-a", List.of(), List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(),
-                false, 14, Duration.ofMillis(20), Duration.ofMinutes(5), "nftproxy");
+        ProxyConfig cfg = ProxyConfig.builder("node-a").clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16")))
+                .minSyncPeriod(Duration.ofMillis(20)).syncPeriod(Duration.ofMinutes(5)).build();
         ObjectStore store = new ObjectStore("node-a");
         try (TestNetns ns = TestNetns.create("nftp-k8s"); NftClient nft = NftClient.open(ns.ns());
              NftClient reader = NftClient.open(ns.ns());

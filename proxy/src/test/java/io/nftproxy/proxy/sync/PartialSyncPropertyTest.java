@@ -43,9 +43,8 @@ import io.nftproxy.proxy.render.NftRenderer;
  * {@link FakeNfTables}, without privileges; seed with -Dnftproxy.seed=N to replay a failure.
  */
 class PartialSyncPropertyTest {
-    static final ProxyConfig CFG = new ProxyConfig("node-a", List.of(ip("192.168.50.2"), ip("fd00:50::2")),
-            List.of(Cidr.parse("10.244.0.0/16")), List.of(), List.of(), false, 14, Duration.ZERO,
-            Duration.ofSeconds(30), "nftproxy");
+    static final ProxyConfig CFG = ProxyConfig.builder("node-a").nodeIPs(List.of(ip("192.168.50.2"), ip("fd00:50::2")))
+            .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).minSyncPeriod(Duration.ZERO).build();
 
     static InetAddress ip(String s) {
         return Inet.parse(s);

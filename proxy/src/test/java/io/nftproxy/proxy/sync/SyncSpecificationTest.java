@@ -35,8 +35,9 @@ import io.nftproxy.proxy.render.NftRenderer;
  * endpoint's index, its data is address . port.)
  */
 class SyncSpecificationTest {
-    static final ProxyConfig CFG = new ProxyConfig("node-a", List.of(ip("192.168.50.2")), List.of(Cidr.parse("10.244.0.0/16")),
-            List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14, Duration.ZERO, Duration.ofSeconds(30), "nftproxy");
+    static final ProxyConfig CFG = ProxyConfig.builder("node-a").nodeIPs(List.of(ip("192.168.50.2")))
+            .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16")))
+            .minSyncPeriod(Duration.ZERO).build();
     static final ServicePortName WEB = new ServicePortName("shop", "web", "http", Protocol.TCP);
     static final ServicePortName API = new ServicePortName("shop", "api", "http", Protocol.TCP);
 

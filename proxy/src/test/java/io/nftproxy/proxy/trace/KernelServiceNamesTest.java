@@ -47,8 +47,8 @@ class KernelServiceNamesTest {
                         dns, List.of(new Endpoint(ip("10.244.1.5"), 53, "node-b", null, true, true, false, null, null),
                                 new Endpoint(ip("fd00:244::5"), 53, "node-b", null, true, true, false, null, null))),
                 new NodeInfo("node-a", null, List.of(ip("192.168.50.2")), false));
-        ProxyConfig cfg = new ProxyConfig("node-a", List.of(ip("192.168.50.2")), List.of(Cidr.parse("10.244.0.0/16")),
-                List.of(), List.of(), false, 14, Duration.ZERO, Duration.ofSeconds(30), "nftproxy");
+        ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(List.of(ip("192.168.50.2")))
+                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).minSyncPeriod(Duration.ZERO).build();
         FakeNfTables kernel = new FakeNfTables();
         new Syncer(kernel, new NftRenderer(cfg), "nftproxy").sync(state, null);
         KernelServiceNames names = new KernelServiceNames(kernel, "nftproxy");

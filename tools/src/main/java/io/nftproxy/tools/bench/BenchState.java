@@ -24,8 +24,9 @@ public final class BenchState {
     }
 
     public static ProxyConfig config() {
-        return new ProxyConfig("node-a", List.of(ip(0xc0a83202)), List.of(Cidr.parse("10.128.0.0/9")),
-                List.of(Cidr.parse("10.96.0.0/12")), List.of(), false, 14, Duration.ZERO, Duration.ofSeconds(30), "nftproxy");
+        return ProxyConfig.builder("node-a").nodeIPs(List.of(ip(0xc0a83202)))
+                .clusterCIDRs(List.of(Cidr.parse("10.128.0.0/9"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/12")))
+                .minSyncPeriod(Duration.ZERO).build();
     }
 
     public static InetAddress ip(int v) {
