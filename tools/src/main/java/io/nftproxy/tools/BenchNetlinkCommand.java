@@ -1,6 +1,6 @@
 package io.nftproxy.tools;
 
-import static io.nftproxy.netlink.nft.NfTables.NFT_REG_1;
+import static io.nftproxy.netlink.nft.NfTablesUapi.NFT_REG_1;
 
 import java.util.ArrayList;
 import java.util.List;

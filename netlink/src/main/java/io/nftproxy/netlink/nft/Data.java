@@ -22,12 +22,12 @@ public sealed interface Data permits Data.Value, Verdict {
     static void encode(MessageWriter w, int type, Data data) {
         int nest = w.beginNested(type);
         if (data instanceof Value v) {
-            w.putBytes(NfTables.NFTA_DATA_VALUE, v.bytes().toArray());
+            w.putBytes(NfTablesUapi.NFTA_DATA_VALUE, v.bytes().toArray());
         } else if (data instanceof Verdict vd) {
-            int inner = w.beginNested(NfTables.NFTA_DATA_VERDICT);
-            w.putBe32(NfTables.NFTA_VERDICT_CODE, vd.kind().code());
+            int inner = w.beginNested(NfTablesUapi.NFTA_DATA_VERDICT);
+            w.putBe32(NfTablesUapi.NFTA_VERDICT_CODE, vd.kind().code());
             if (vd.chain() != null) {
-                w.putString(NfTables.NFTA_VERDICT_CHAIN, vd.chain());
+                w.putString(NfTablesUapi.NFTA_VERDICT_CHAIN, vd.chain());
             }
             w.endNested(inner);
         }
@@ -46,12 +46,12 @@ public sealed interface Data permits Data.Value, Verdict {
     }
 
     static Data decode(Attrs nested) {
-        if (nested.has(NfTables.NFTA_DATA_VERDICT)) {
-            Attrs v = nested.nested(NfTables.NFTA_DATA_VERDICT);
-            Verdict.Kind kind = Verdict.Kind.of(v.be32(NfTables.NFTA_VERDICT_CODE, 0));
-            return new Verdict(kind, v.string(NfTables.NFTA_VERDICT_CHAIN));
+        if (nested.has(NfTablesUapi.NFTA_DATA_VERDICT)) {
+            Attrs v = nested.nested(NfTablesUapi.NFTA_DATA_VERDICT);
+            Verdict.Kind kind = Verdict.Kind.of(v.be32(NfTablesUapi.NFTA_VERDICT_CODE, 0));
+            return new Verdict(kind, v.string(NfTablesUapi.NFTA_VERDICT_CHAIN));
         }
-        byte[] b = nested.bytes(NfTables.NFTA_DATA_VALUE);
+        byte[] b = nested.bytes(NfTablesUapi.NFTA_DATA_VALUE);
         if (b == null) {
             throw new IllegalArgumentException("nft_data with neither value nor verdict");
         }

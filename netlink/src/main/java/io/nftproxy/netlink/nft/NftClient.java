@@ -1,6 +1,6 @@
 package io.nftproxy.netlink.nft;
 
-import static io.nftproxy.netlink.nft.NfTables.*;
+import static io.nftproxy.netlink.nft.NfTablesUapi.*;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

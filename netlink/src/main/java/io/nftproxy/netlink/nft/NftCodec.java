@@ -5,7 +5,7 @@ import static io.nftproxy.netlink.msg.Netlink.NLM_F_CREATE;
 import static io.nftproxy.netlink.msg.Netlink.NLM_F_EXCL;
 import static io.nftproxy.netlink.msg.Netlink.NLM_F_REPLACE;
 import static io.nftproxy.netlink.msg.Netlink.NLM_F_REQUEST;
-import static io.nftproxy.netlink.nft.NfTables.*;
+import static io.nftproxy.netlink.nft.NfTablesUapi.*;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.BufferUnderflowException;

@@ -62,10 +62,10 @@ public final class NftPrinter {
 
     private static String tableFlags(int flags) {
         List<String> f = new ArrayList<>();
-        if ((flags & NfTables.NFT_TABLE_F_DORMANT) != 0) {
+        if ((flags & NfTablesUapi.NFT_TABLE_F_DORMANT) != 0) {
             f.add("dormant");
         }
-        if ((flags & NfTables.NFT_TABLE_F_OWNER) != 0) {
+        if ((flags & NfTablesUapi.NFT_TABLE_F_OWNER) != 0) {
             f.add("owner");
         }
         return String.join(",", f);
@@ -111,16 +111,16 @@ public final class NftPrinter {
         }
         lines.add(type.toString());
         List<String> flags = new ArrayList<>();
-        if (s.has(NfTables.NFT_SET_CONSTANT)) {
+        if (s.has(NfTablesUapi.NFT_SET_CONSTANT)) {
             flags.add("constant");
         }
-        if (s.has(NfTables.NFT_SET_INTERVAL)) {
+        if (s.has(NfTablesUapi.NFT_SET_INTERVAL)) {
             flags.add("interval");
         }
-        if (s.has(NfTables.NFT_SET_TIMEOUT)) {
+        if (s.has(NfTablesUapi.NFT_SET_TIMEOUT)) {
             flags.add("timeout");
         }
-        if (s.has(NfTables.NFT_SET_EVAL)) {
+        if (s.has(NfTablesUapi.NFT_SET_EVAL)) {
             flags.add("dynamic");
         }
         if (!flags.isEmpty()) {
@@ -139,7 +139,7 @@ public final class NftPrinter {
     }
 
     static String elements(NftSet set, List<SetElement> els, boolean withData) {
-        if (set != null && set.has(NfTables.NFT_SET_INTERVAL) && set.key().size() == 1) {
+        if (set != null && set.has(NfTablesUapi.NFT_SET_INTERVAL) && set.key().size() == 1) {
             return intervals(set, els);
         }
         List<SetElement> sorted = new ArrayList<>(els);

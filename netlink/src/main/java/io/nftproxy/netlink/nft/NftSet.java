@@ -24,11 +24,11 @@ public record NftSet(Family family, String table, String name, List<DataType> ke
             throw new IllegalArgumentException("set " + name + " needs a key type");
         }
         if (timeoutMs > 0) {
-            flags |= NfTables.NFT_SET_TIMEOUT;
+            flags |= NfTablesUapi.NFT_SET_TIMEOUT;
         }
-        flags &= ~NfTables.NFT_SET_MAP;
+        flags &= ~NfTablesUapi.NFT_SET_MAP;
         if (data != null) {
-            flags |= NfTables.NFT_SET_MAP;
+            flags |= NfTablesUapi.NFT_SET_MAP;
         }
     }
 

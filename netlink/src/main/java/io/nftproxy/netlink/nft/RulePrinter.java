@@ -347,7 +347,7 @@ final class RulePrinter {
         String k = joinConcat(key);
         if (l.dreg() == Lookup.NO_DREG) {
             out.add(k + (l.invert() ? " != @" : " @") + l.set());
-        } else if (l.dreg() == NfTables.NFT_REG_VERDICT) {
+        } else if (l.dreg() == NfTablesUapi.NFT_REG_VERDICT) {
             out.add(k + " vmap @" + l.set());
         } else {
             if (set == null || set.data() == null) {

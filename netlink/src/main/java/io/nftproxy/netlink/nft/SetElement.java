@@ -28,7 +28,7 @@ public record SetElement(Bytes key, Bytes keyEnd, Data data, long timeoutMs, lon
 
     /** The end element of an interval set's range (its key is one past the range). */
     public boolean isIntervalEnd() {
-        return (flags & NfTables.NFT_SET_ELEM_INTERVAL_END) != 0;
+        return (flags & NfTablesUapi.NFT_SET_ELEM_INTERVAL_END) != 0;
     }
 
     public static SetElement of(Bytes key) {

@@ -5,14 +5,14 @@ import java.util.Objects;
 /** A verdict: accept, drop, continue, return, or jump/goto to a named chain. */
 public record Verdict(Kind kind, String chain) implements Data {
     public enum Kind {
-        ACCEPT(NfTables.NF_ACCEPT, "accept"),
-        DROP(NfTables.NF_DROP, "drop"),
-        QUEUE(NfTables.NF_QUEUE, "queue"),
-        CONTINUE(NfTables.NFT_CONTINUE, "continue"),
-        BREAK(NfTables.NFT_BREAK, "break"),
-        JUMP(NfTables.NFT_JUMP, "jump"),
-        GOTO(NfTables.NFT_GOTO, "goto"),
-        RETURN(NfTables.NFT_RETURN, "return");
+        ACCEPT(NfTablesUapi.NF_ACCEPT, "accept"),
+        DROP(NfTablesUapi.NF_DROP, "drop"),
+        QUEUE(NfTablesUapi.NF_QUEUE, "queue"),
+        CONTINUE(NfTablesUapi.NFT_CONTINUE, "continue"),
+        BREAK(NfTablesUapi.NFT_BREAK, "break"),
+        JUMP(NfTablesUapi.NFT_JUMP, "jump"),
+        GOTO(NfTablesUapi.NFT_GOTO, "goto"),
+        RETURN(NfTablesUapi.NFT_RETURN, "return");
 
         private final int code;
         private final String keyword;

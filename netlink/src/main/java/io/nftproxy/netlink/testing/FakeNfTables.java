@@ -18,7 +18,7 @@ import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.Family;
-import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.NftKernel;
 import io.nftproxy.netlink.nft.NftObject;
@@ -404,7 +404,7 @@ public final class FakeNfTables implements NftKernel, CounterReader {
                         }
                         continue;
                     }
-                    if (s.has(NfTables.NFT_SET_INTERVAL)) {
+                    if (s.has(NfTablesUapi.NFT_SET_INTERVAL)) {
                         checkInterval(els.values(), el);
                     }
                     els.put(k, new SetElement(el.key(), el.keyEnd(), el.data(), el.timeoutMs(), 0, el.flags(), el.comment()));

@@ -1,6 +1,6 @@
 package io.nftproxy.netlink.nft;
 
-import static io.nftproxy.netlink.nft.NfTables.NFT_REG_1;
+import static io.nftproxy.netlink.nft.NfTablesUapi.NFT_REG_1;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

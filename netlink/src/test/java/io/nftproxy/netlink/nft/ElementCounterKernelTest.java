@@ -35,10 +35,10 @@ class ElementCounterKernelTest {
                     .add(new Elements(Family.IP, T, "hits", List.of(SetElement.of(Bytes.ip("127.0.0.1")),
                             SetElement.of(Bytes.ip("127.0.0.2")))))
                     .add(new Elements(Family.IP, T, "vm", List.of(SetElement.of(Bytes.ip("127.0.0.3"), Verdict.ACCEPT))))
-                    .add(Rule.of(Family.IP, T, "out", List.of(udp(), udp2(), Payload.network(NfTables.NFT_REG_1, 16, 4),
-                            Lookup.member("hits", NfTables.NFT_REG_1))))
-                    .add(Rule.of(Family.IP, T, "out", List.of(udp(), udp2(), Payload.network(NfTables.NFT_REG_1, 16, 4),
-                            Lookup.map("vm", NfTables.NFT_REG_1, NfTables.NFT_REG_VERDICT))));
+                    .add(Rule.of(Family.IP, T, "out", List.of(udp(), udp2(), Payload.network(NfTablesUapi.NFT_REG_1, 16, 4),
+                            Lookup.member("hits", NfTablesUapi.NFT_REG_1))))
+                    .add(Rule.of(Family.IP, T, "out", List.of(udp(), udp2(), Payload.network(NfTablesUapi.NFT_REG_1, 16, 4),
+                            Lookup.map("vm", NfTablesUapi.NFT_REG_1, NfTablesUapi.NFT_REG_VERDICT))));
             c.commit(tx);
             assertTrue(c.listSets(Family.IP, T).stream().allMatch(NftSet::counter), "the sets read back with their counter");
 
@@ -76,11 +76,11 @@ class ElementCounterKernelTest {
 
     /** UDP only: {@code ip protocol udp}. */
     private static Payload udp() {
-        return Payload.network(NfTables.NFT_REG_1, 9, 1);
+        return Payload.network(NfTablesUapi.NFT_REG_1, 9, 1);
     }
 
     private static Cmp udp2() {
-        return Cmp.eq(NfTables.NFT_REG_1, Bytes.u8(17));
+        return Cmp.eq(NfTablesUapi.NFT_REG_1, Bytes.u8(17));
     }
 
     /** Collects "address -> {packets, bytes}" from {@code nft -j list set}'s element objects. */

@@ -32,11 +32,11 @@ class ExprCodecTest {
         }
         MessageWriter w = new MessageWriter(256);
         w.beginMessage(0, 0, 0);
-        Exprs.encodeList(w, NfTables.NFTA_RULE_EXPRESSIONS, all);
+        Exprs.encodeList(w, NfTablesUapi.NFTA_RULE_EXPRESSIONS, all);
         w.endMessage();
         ByteBuffer b = w.finish();
         b.position(16);
-        Attrs list = Attrs.parse(b.slice()).nested(NfTables.NFTA_RULE_EXPRESSIONS);
+        Attrs list = Attrs.parse(b.slice()).nested(NfTablesUapi.NFTA_RULE_EXPRESSIONS);
         assertEquals(all, Exprs.decodeList(list));
         // all fourteen kinds (and byteorder) are exercised
         assertEquals(15, all.stream().map(Expr::name).distinct().count(), all.stream().map(Expr::name).distinct().toList().toString());
@@ -51,11 +51,11 @@ class ExprCodecTest {
             NftCodec.encode(w, op, () -> seq[0]++, 0);
             for (NlMessage m : NlMessage.split(w.finish())) {
                 NftObject back = switch (m.nfMsgType()) {
-                    case NfTables.NFT_MSG_NEWTABLE -> NftCodec.decodeTable(m);
-                    case NfTables.NFT_MSG_NEWCHAIN -> NftCodec.decodeChain(m);
-                    case NfTables.NFT_MSG_NEWRULE -> NftCodec.decodeRule(m);
-                    case NfTables.NFT_MSG_NEWSET -> NftCodec.decodeSet(m);
-                    case NfTables.NFT_MSG_NEWSETELEM -> NftCodec.decodeElements(m);
+                    case NfTablesUapi.NFT_MSG_NEWTABLE -> NftCodec.decodeTable(m);
+                    case NfTablesUapi.NFT_MSG_NEWCHAIN -> NftCodec.decodeChain(m);
+                    case NfTablesUapi.NFT_MSG_NEWRULE -> NftCodec.decodeRule(m);
+                    case NfTablesUapi.NFT_MSG_NEWSET -> NftCodec.decodeSet(m);
+                    case NfTablesUapi.NFT_MSG_NEWSETELEM -> NftCodec.decodeElements(m);
                     default -> throw new AssertionError("unexpected message " + m.nfMsgType());
                 };
                 assertEquals(op.object(), back);

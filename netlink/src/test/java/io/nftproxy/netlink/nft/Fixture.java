@@ -1,8 +1,8 @@
 package io.nftproxy.netlink.nft;
 
-import static io.nftproxy.netlink.nft.NfTables.NFT_REG_1;
-import static io.nftproxy.netlink.nft.NfTables.NFT_REG_2;
-import static io.nftproxy.netlink.nft.NfTables.NFT_REG_VERDICT;
+import static io.nftproxy.netlink.nft.NfTablesUapi.NFT_REG_1;
+import static io.nftproxy.netlink.nft.NfTablesUapi.NFT_REG_2;
+import static io.nftproxy.netlink.nft.NfTablesUapi.NFT_REG_VERDICT;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -40,9 +40,9 @@ final class Fixture {
     final NftSet svcIps = NftSet.set(Family.IP, T, "svc-ips", DataType.IPV4_ADDR).withComment("cluster IPs");
     final NftSet services = NftSet.map(Family.IP, T, "services", DataType.VERDICT,
             DataType.IPV4_ADDR, DataType.INET_PROTO, DataType.INET_SERVICE);
-    final NftSet cidrs = NftSet.set(Family.IP, T, "cluster-cidrs", DataType.IPV4_ADDR).withFlags(NfTables.NFT_SET_INTERVAL);
+    final NftSet cidrs = NftSet.set(Family.IP, T, "cluster-cidrs", DataType.IPV4_ADDR).withFlags(NfTablesUapi.NFT_SET_INTERVAL);
     final NftSet affinity = NftSet.set(Family.IP, T, "affinity-a", DataType.IPV4_ADDR)
-            .withFlags(NfTables.NFT_SET_EVAL).withTimeout(10_800_000);
+            .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(10_800_000);
     final NftSet endpoints = NftSet.map(Family.IP, T, "endpoints", DataType.IPV4_ADDR, DataType.INET_SERVICE);
     final NftSet marks = NftSet.map(Family.IP, T, "marks", DataType.MARK, DataType.IPV4_ADDR);
     final NftSet v6svc = NftSet.map(Family.IP6, T, "services6", DataType.VERDICT,
@@ -87,7 +87,7 @@ final class Fixture {
                 SetElement.of(key(Bytes.ip("10.96.0.11"), Bytes.u8(17), Bytes.be16(53)), Verdict.jump("no-endpoints")),
                 SetElement.of(key(Bytes.ip("10.96.0.12"), Bytes.u8(132), Bytes.be16(3868)), Verdict.DROP))));
         tx.add(Elements.of(cidrs, List.of(SetElement.of(Bytes.ip("10.0.0.0")),
-                new SetElement(Bytes.ip("11.0.0.0"), null, null, 0, 0, NfTables.NFT_SET_ELEM_INTERVAL_END))));
+                new SetElement(Bytes.ip("11.0.0.0"), null, null, 0, 0, NfTablesUapi.NFT_SET_ELEM_INTERVAL_END))));
         tx.add(Elements.of(affinity, List.of(SetElement.of(Bytes.ip("192.168.7.7")).withTimeout(60_000))));
         tx.add(Elements.of(endpoints, List.of(SetElement.of(Bytes.be16(80), Data.value(Bytes.ip("10.1.0.5"))),
                 SetElement.of(Bytes.be16(443), Data.value(Bytes.ip("10.1.0.6"))))));

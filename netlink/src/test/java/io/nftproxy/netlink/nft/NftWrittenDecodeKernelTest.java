@@ -1,7 +1,7 @@
 package io.nftproxy.netlink.nft;
 
-import static io.nftproxy.netlink.nft.NfTables.NFT_REG_1;
-import static io.nftproxy.netlink.nft.NfTables.NFT_REG_2;
+import static io.nftproxy.netlink.nft.NfTablesUapi.NFT_REG_1;
+import static io.nftproxy.netlink.nft.NfTablesUapi.NFT_REG_2;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.HashSet;
@@ -91,7 +91,7 @@ class NftWrittenDecodeKernelTest {
                     tc.chains());
 
             NftSet s = NftSet.set(Family.IP, "w", "s", DataType.IPV4_ADDR);
-            NftSet aff = NftSet.set(Family.IP, "w", "aff", DataType.IPV4_ADDR).withFlags(NfTables.NFT_SET_EVAL)
+            NftSet aff = NftSet.set(Family.IP, "w", "aff", DataType.IPV4_ADDR).withFlags(NfTablesUapi.NFT_SET_EVAL)
                     .withTimeout(10_800_000);
             NftSet m = NftSet.map(Family.IP, "w", "m", DataType.VERDICT, DataType.IPV4_ADDR, DataType.INET_PROTO,
                     DataType.INET_SERVICE);

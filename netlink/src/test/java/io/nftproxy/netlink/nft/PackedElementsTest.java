@@ -26,7 +26,7 @@ class PackedElementsTest {
                 SetElement.of(k, Verdict.ACCEPT),
                 SetElement.of(k, Verdict.RETURN),
                 SetElement.of(Bytes.ip("10.0.0.0")),
-                new SetElement(Bytes.ip("10.1.0.0"), null, null, 0, 0, NfTables.NFT_SET_ELEM_INTERVAL_END),
+                new SetElement(Bytes.ip("10.1.0.0"), null, null, 0, 0, NfTablesUapi.NFT_SET_ELEM_INTERVAL_END),
                 new SetElement(Bytes.ip("10.0.0.0"), Bytes.ip("10.0.255.255"), null, 0, 0, 0),
                 SetElement.of(Bytes.ip("192.168.1.1")).withTimeout(10_800_000L),
                 new SetElement(Bytes.ip("fd00::1"), null, Data.value(Bytes.u8(1)), 5_000_000_000L, 4_999_000_123L, 7),

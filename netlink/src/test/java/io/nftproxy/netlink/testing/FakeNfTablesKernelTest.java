@@ -17,7 +17,7 @@ import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Hook;
-import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.NftKernel;
@@ -48,14 +48,14 @@ class FakeNfTablesKernelTest {
     static final NftSet S = NftSet.set(F, "t", "s", DataType.IPV4_ADDR);
     static final NftSet M = NftSet.map(F, "t", "m", DataType.VERDICT, DataType.IPV4_ADDR);
     static final NftSet V = NftSet.map(F, "t", "v", DataType.IPV4_ADDR, DataType.IPV4_ADDR);
-    static final NftSet R = NftSet.set(F, "t", "r", DataType.IPV4_ADDR).withFlags(NfTables.NFT_SET_INTERVAL);
+    static final NftSet R = NftSet.set(F, "t", "r", DataType.IPV4_ADDR).withFlags(NfTablesUapi.NFT_SET_INTERVAL);
 
     static Rule jump(Chain from, String to) {
         return Rule.of(F, "t", from.name(), List.of(Immediate.verdict(Verdict.jump(to))));
     }
 
     static Rule lookup(Chain in, String set) {
-        return Rule.of(F, "t", in.name(), List.of(Payload.network(NfTables.NFT_REG_1, 16, 4), Lookup.member(set, NfTables.NFT_REG_1),
+        return Rule.of(F, "t", in.name(), List.of(Payload.network(NfTablesUapi.NFT_REG_1, 16, 4), Lookup.member(set, NfTablesUapi.NFT_REG_1),
                 Immediate.verdict(Verdict.ACCEPT)));
     }
 
@@ -64,7 +64,7 @@ class FakeNfTablesKernelTest {
     }
 
     static SetElement end(String ip) {
-        return new SetElement(Bytes.ip(ip), null, null, 0, 0, NfTables.NFT_SET_ELEM_INTERVAL_END);
+        return new SetElement(Bytes.ip(ip), null, null, 0, 0, NfTablesUapi.NFT_SET_ELEM_INTERVAL_END);
     }
 
     static Transaction tx() {

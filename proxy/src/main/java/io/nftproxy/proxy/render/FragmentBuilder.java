@@ -15,7 +15,7 @@ import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Family;
-import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.NftSyntax;
 import io.nftproxy.netlink.nft.Rule;
@@ -125,7 +125,7 @@ final class FragmentBuilder {
             return null;
         }
         if (d.bySource()) {
-            return List.of(p.loadSaddr(NfTables.NFT_REG_1), negate ? RuleParts.notIn(CLUSTER_CIDRS) : RuleParts.lookup(CLUSTER_CIDRS));
+            return List.of(p.loadSaddr(NfTablesUapi.NFT_REG_1), negate ? RuleParts.notIn(CLUSTER_CIDRS) : RuleParts.lookup(CLUSTER_CIDRS));
         }
         return RuleParts.iifname(d.interfaceName(),
                 d.mode() == LocalDetection.Mode.INTERFACE_NAME_PREFIX, negate);

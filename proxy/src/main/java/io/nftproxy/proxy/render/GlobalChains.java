@@ -11,7 +11,7 @@ import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Hook;
-import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.SetElement;
@@ -74,13 +74,13 @@ final class GlobalChains extends RenderPart {
         // protocol is left out: a TCP and a UDP port of one service sharing an endpoint share
         // the client's memory of it, which sends the client to the same pod either way.
         b.set(NftSet.set(nf, t, AFFINITY, a, a, DataType.INET_SERVICE, a, DataType.INET_SERVICE)
-                .withFlags(NfTables.NFT_SET_EVAL).withTimeout(AFFINITY_DEFAULT_MS)
+                .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(AFFINITY_DEFAULT_MS)
                 .withComment("client . service IP . port . endpoint . port: ClientIP session affinity"));
         b.unmanaged.add(AFFINITY);
-        b.set(NftSet.set(nf, t, NODEPORT_ADDRS, a).withFlags(NfTables.NFT_SET_INTERVAL)
+        b.set(NftSet.set(nf, t, NODEPORT_ADDRS, a).withFlags(NfTablesUapi.NFT_SET_INTERVAL)
                 .withComment("addresses NodePorts are served on"));
-        b.set(NftSet.set(nf, t, CLUSTER_CIDRS, a).withFlags(NfTables.NFT_SET_INTERVAL).withComment("pod network"));
-        b.set(NftSet.set(nf, t, SERVICE_CIDRS, a).withFlags(NfTables.NFT_SET_INTERVAL)
+        b.set(NftSet.set(nf, t, CLUSTER_CIDRS, a).withFlags(NfTablesUapi.NFT_SET_INTERVAL).withComment("pod network"));
+        b.set(NftSet.set(nf, t, SERVICE_CIDRS, a).withFlags(NfTablesUapi.NFT_SET_INTERVAL)
                 .withComment("service network: unallocated IPs are dropped"));
 
         // Every address, when it comes to that, but loopback's, as kube-proxy: a NodePort on
@@ -112,7 +112,7 @@ final class GlobalChains extends RenderPart {
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(EXTERNAL_MASQ),
                 verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_IPS))));
-        List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(NfTables.NFT_REG_1),
+        List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(NfTablesUapi.NFT_REG_1),
                 RuleParts.lookup(NODEPORT_ADDRS));
         services.add(b.rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
                 RuleParts.lookup(NODEPORT_MASQ), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
@@ -139,9 +139,9 @@ final class GlobalChains extends RenderPart {
                 b.rule(NODEPORT_ENDPOINTS_CHECK, concat(nodePorts, RuleParts.lookup(NODEPORT_NO_ENDPOINT_DROP),
                         verdict(Verdict.DROP)))));
         b.chain(Chain.regular(nf, t, CLUSTER_IPS_CHECK), List.of(
-                b.rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTables.NFT_REG_1),
+                b.rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTablesUapi.NFT_REG_1),
                         RuleParts.lookup(CLUSTER_IPS), p.reject())),
-                b.rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTables.NFT_REG_1),
+                b.rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTablesUapi.NFT_REG_1),
                         RuleParts.lookup(SERVICE_CIDRS), verdict(Verdict.DROP)))));
         b.chain(Chain.regular(nf, t, FIREWALL_CHECK), List.of(
                 b.rule(FIREWALL_CHECK, concat(p.daddrProtoPort(), RuleParts.vmap(FIREWALL_IPS)))));
@@ -195,7 +195,7 @@ final class GlobalChains extends RenderPart {
         for (Cidr.Range r : Cidr.merge(cidrs, except)) {
             b.element(set, SetElement.of(Bytes.ip(r.start())));
             if (r.endExclusive() != null) {
-                b.element(set, new SetElement(Bytes.ip(r.endExclusive()), null, null, 0, 0, NfTables.NFT_SET_ELEM_INTERVAL_END));
+                b.element(set, new SetElement(Bytes.ip(r.endExclusive()), null, null, 0, 0, NfTablesUapi.NFT_SET_ELEM_INTERVAL_END));
             }
         }
     }

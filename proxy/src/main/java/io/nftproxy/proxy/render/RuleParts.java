@@ -1,7 +1,7 @@
 package io.nftproxy.proxy.render;
 
-import static io.nftproxy.netlink.nft.NfTables.NFT_REG_1;
-import static io.nftproxy.netlink.nft.NfTables.NFT_REG_2;
+import static io.nftproxy.netlink.nft.NfTablesUapi.NFT_REG_1;
+import static io.nftproxy.netlink.nft.NfTablesUapi.NFT_REG_2;
 
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -10,7 +10,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import io.nftproxy.netlink.nft.Bytes;
-import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.expr.Bitwise;
 import io.nftproxy.netlink.nft.expr.Cmp;
@@ -42,7 +42,7 @@ final class RuleParts {
 
     /** Register of a 32-bit slot, numbered as nft numbers them (16-byte registers where aligned). */
     static int reg(int slot) {
-        return slot % 4 == 0 ? NFT_REG_1 + slot / 4 : NfTables.NFT_REG32_00 + slot;
+        return slot % 4 == 0 ? NFT_REG_1 + slot / 4 : NfTablesUapi.NFT_REG32_00 + slot;
     }
 
     private int saddrOffset() {
@@ -90,7 +90,7 @@ final class RuleParts {
     }
 
     static Expr vmap(String map) {
-        return Lookup.map(map, NFT_REG_1, NfTables.NFT_REG_VERDICT);
+        return Lookup.map(map, NFT_REG_1, NfTablesUapi.NFT_REG_VERDICT);
     }
 
     /**

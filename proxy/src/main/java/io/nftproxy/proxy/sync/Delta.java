@@ -13,7 +13,7 @@ import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.Family;
-import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.PackedElements;
 import io.nftproxy.netlink.nft.Rule;
@@ -223,7 +223,7 @@ final class Delta {
                 }
             }
             NftSet def = setNew ? setsAdded.get(set) : state.sets.get(set);
-            if (def != null && def.has(NfTables.NFT_SET_INTERVAL) && !setGone) {
+            if (def != null && def.has(NfTablesUapi.NFT_SET_INTERVAL) && !setGone) {
                 // Whole ranges, in an order the kernel's element-by-element overlap check accepts.
                 if (committed != null && !setNew) {
                     Map<Bytes, SetElement> changed = new HashMap<>();

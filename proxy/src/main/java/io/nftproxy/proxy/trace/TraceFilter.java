@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.nftproxy.netlink.nft.Bytes;
-import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.expr.Cmp;
 import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.netlink.nft.expr.Immediate;
@@ -51,23 +51,23 @@ public record TraceFilter(InetAddress source, List<Destination> destinations, Pr
             List<Expr> r = new ArrayList<>();
             int addrLen = f.addressBytes();
             if (source != null) {
-                r.add(Payload.network(NfTables.NFT_REG_1, f == IpFamily.V4 ? 12 : 8, addrLen));
-                r.add(Cmp.eq(NfTables.NFT_REG_1, Bytes.ip(source)));
+                r.add(Payload.network(NfTablesUapi.NFT_REG_1, f == IpFamily.V4 ? 12 : 8, addrLen));
+                r.add(Cmp.eq(NfTablesUapi.NFT_REG_1, Bytes.ip(source)));
             }
             if (d.address() != null) {
-                r.add(Payload.network(NfTables.NFT_REG_1, f == IpFamily.V4 ? 16 : 24, addrLen));
-                r.add(Cmp.eq(NfTables.NFT_REG_1, Bytes.ip(d.address())));
+                r.add(Payload.network(NfTablesUapi.NFT_REG_1, f == IpFamily.V4 ? 16 : 24, addrLen));
+                r.add(Cmp.eq(NfTablesUapi.NFT_REG_1, Bytes.ip(d.address())));
             }
             if (protocol != null) {
-                r.add(Meta.load(Meta.NFT_META_L4PROTO, NfTables.NFT_REG_1));
-                r.add(Cmp.eq(NfTables.NFT_REG_1, Bytes.u8(protocol.number())));
+                r.add(Meta.load(Meta.NFT_META_L4PROTO, NfTablesUapi.NFT_REG_1));
+                r.add(Cmp.eq(NfTablesUapi.NFT_REG_1, Bytes.u8(protocol.number())));
             }
             if (d.port() != 0) {
-                r.add(Payload.transport(NfTables.NFT_REG_1, 2, 2));
-                r.add(Cmp.eq(NfTables.NFT_REG_1, Bytes.be16(d.port())));
+                r.add(Payload.transport(NfTablesUapi.NFT_REG_1, 2, 2));
+                r.add(Cmp.eq(NfTablesUapi.NFT_REG_1, Bytes.be16(d.port())));
             }
-            r.add(Immediate.value(NfTables.NFT_REG_1, Bytes.u8(1)));
-            r.add(Meta.store(Meta.NFT_META_NFTRACE, NfTables.NFT_REG_1));
+            r.add(Immediate.value(NfTablesUapi.NFT_REG_1, Bytes.u8(1)));
+            r.add(Meta.store(Meta.NFT_META_NFTRACE, NfTablesUapi.NFT_REG_1));
             out.add(r);
         }
         return out;

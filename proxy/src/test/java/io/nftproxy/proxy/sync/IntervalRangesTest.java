@@ -13,7 +13,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import io.nftproxy.netlink.nft.Bytes;
-import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.SetElement;
 
 /** Interval set changes as whole ranges: what goes, what comes, in the order the kernel accepts. */
@@ -25,7 +25,7 @@ class IntervalRangesTest {
             String[] ab = r.split("-", -1);
             out.add(SetElement.of(Bytes.ip(ab[0])));
             if (!ab[1].isEmpty()) {
-                out.add(new SetElement(Bytes.ip(ab[1]), null, null, 0, 0, NfTables.NFT_SET_ELEM_INTERVAL_END));
+                out.add(new SetElement(Bytes.ip(ab[1]), null, null, 0, 0, NfTablesUapi.NFT_SET_ELEM_INTERVAL_END));
             }
         }
         return out;

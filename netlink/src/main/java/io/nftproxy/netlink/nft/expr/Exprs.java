@@ -7,7 +7,7 @@ import java.util.List;
 import io.nftproxy.netlink.msg.Attrs;
 import io.nftproxy.netlink.msg.MessageWriter;
 import io.nftproxy.netlink.nft.Bytes;
-import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NfTablesUapi;
 
 /** The NFTA_RULE_EXPRESSIONS list: encoding a rule's expressions and decoding them by name. */
 public final class Exprs {
@@ -17,9 +17,9 @@ public final class Exprs {
     public static void encodeList(MessageWriter w, int attrType, List<Expr> exprs) {
         int list = w.beginNested(attrType);
         for (Expr e : exprs) {
-            int elem = w.beginNested(NfTables.NFTA_LIST_ELEM);
-            w.putString(NfTables.NFTA_EXPR_NAME, e.name());
-            int data = w.beginNested(NfTables.NFTA_EXPR_DATA);
+            int elem = w.beginNested(NfTablesUapi.NFTA_LIST_ELEM);
+            w.putString(NfTablesUapi.NFTA_EXPR_NAME, e.name());
+            int data = w.beginNested(NfTablesUapi.NFTA_EXPR_DATA);
             e.encode(w);
             w.endNested(data);
             w.endNested(elem);
@@ -31,11 +31,11 @@ public final class Exprs {
         List<Expr> out = new ArrayList<>();
         for (Attrs.Attr elem : list.all()) {
             Attrs e = elem.nested();
-            String name = e.string(NfTables.NFTA_EXPR_NAME);
+            String name = e.string(NfTablesUapi.NFTA_EXPR_NAME);
             if (name == null) {
                 throw new IllegalArgumentException("an expression without a name");
             }
-            Attrs.Attr data = e.find(NfTables.NFTA_EXPR_DATA);
+            Attrs.Attr data = e.find(NfTablesUapi.NFTA_EXPR_DATA);
             Attrs attrs = data == null ? Attrs.parse(ByteBuffer.allocate(0)) : data.nested();
             out.add(modelled(name) ? decode(name, attrs) : new Opaque(name, Bytes.of(data == null ? new byte[0] : data.bytes())));
         }

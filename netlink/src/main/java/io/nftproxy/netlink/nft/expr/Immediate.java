@@ -4,7 +4,7 @@ import io.nftproxy.netlink.msg.Attrs;
 import io.nftproxy.netlink.msg.MessageWriter;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Data;
-import io.nftproxy.netlink.nft.NfTables;
+import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.Verdict;
 
 /** Puts a constant in a register; a verdict goes to the verdict register (accept, drop, jump…). */
@@ -13,7 +13,7 @@ public record Immediate(int dreg, Data data) implements Expr {
     public static final int NFTA_IMMEDIATE_DATA = 2;
 
     public static Immediate verdict(Verdict v) {
-        return new Immediate(NfTables.NFT_REG_VERDICT, v);
+        return new Immediate(NfTablesUapi.NFT_REG_VERDICT, v);
     }
 
     public static Immediate value(int dreg, Bytes b) {

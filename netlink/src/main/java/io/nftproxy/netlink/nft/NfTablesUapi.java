@@ -1,7 +1,12 @@
 package io.nftproxy.netlink.nft;
 
-/** Constants of linux/netfilter/nf_tables.h, named as there (checked against the 6.x headers). */
-public final class NfTables {
+/**
+ * Constants of the kernel's user API header linux/netfilter/nf_tables.h (and libnftnl's user data
+ * types), named as there (checked against the 6.x headers). Not to be confused with
+ * {@link NftKernel} (what a program needs of nf_tables), {@link NftClient} (the kernel's, over
+ * netlink) or {@link NftCodec} (messages to and from the wire).
+ */
+public final class NfTablesUapi {
     // enum nf_tables_msg_types
     public static final int NFT_MSG_NEWTABLE = 0;
     public static final int NFT_MSG_GETTABLE = 1;
@@ -164,6 +169,6 @@ public final class NfTables {
     public static final int NFTNL_UDATA_SET_COMMENT = 7;
     public static final int NFTNL_UDATA_SET_ELEM_COMMENT = 0;
 
-    private NfTables() {
+    private NfTablesUapi() {
     }
 }
