@@ -4,6 +4,10 @@ import static io.nftproxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
 import static io.nftproxy.sandbox.Sandbox.Outcome.Result.TIMEOUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,6 +45,14 @@ import io.nftproxy.testkit.Kernel;
  * test (test/e2e/network) whose behaviour it checks.
  */
 class CrossNodeKernelTest {
+    /** Runs the test once per backend, its mode ("nftables" or "iptables") as the argument. */
+    @Retention(RetentionPolicy.RUNTIME)
+    @Target(ElementType.METHOD)
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"nftables", "iptables"})
+    @interface BothBackends {
+    }
+
     static final int A = 0;
     static final int B = 1;
     static final int C = 2;
@@ -59,8 +71,7 @@ class CrossNodeKernelTest {
         return o.result() == ANSWERED ? o.answeredBy() + " saw " + o.peerSeen() : o.result().toString();
     }
 
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"nftables", "iptables"})
+    @BothBackends
     void servicesAcrossNodes(String mode, @TempDir Path dir) throws Exception {
         Kernel.require();
         try (Cluster c = new Cluster("nftp-x")) {
@@ -135,8 +146,7 @@ class CrossNodeKernelTest {
      * a load balancer sends traffic only to nodes that have one: 200 with the count there, 503
      * elsewhere. One daemon per node, as the DaemonSet runs them, over the same manifests.
      */
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"nftables", "iptables"})
+    @BothBackends
     void healthCheckNodePortsAnswerForTheirOwnNode(String mode, @TempDir Path dir) throws Exception {
         Kernel.require();
         try (Cluster c = new Cluster("nftp-x")) {
@@ -173,8 +183,7 @@ class CrossNodeKernelTest {
      * reach the new endpoint (node-a deletes the flow conntrack still holds to the old one, whose
      * pod here even keeps answering).
      */
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"nftables", "iptables"})
+    @BothBackends
     void udpFlowsFollowAnEndpointThatMovesToAnotherNode(String mode, @TempDir Path dir) throws Exception {
         Kernel.require();
         try (Cluster c = new Cluster("nftp-x")) {
@@ -204,8 +213,7 @@ class CrossNodeKernelTest {
      * PreferClose": the nodes' zones from their Node objects, the endpoints' hints from the
      * EndpointSlice; a pod reaches only the endpoint hinted for its own node's zone.
      */
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"nftables", "iptables"})
+    @BothBackends
     void trafficStaysInTheClientsZone(String mode, @TempDir Path dir) throws Exception {
         Kernel.require();
         try (Cluster c = new Cluster("nftp-x")) {
@@ -281,8 +289,7 @@ class CrossNodeKernelTest {
      * a new one starts; a pod on node-a reaches the service throughout (the rules stay in the
      * kernel), and a change made while no proxy ran there arrives with the new one.
      */
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"nftables", "iptables"})
+    @BothBackends
     void servicesKeepWorkingWhileTheProxyRestarts(String mode, @TempDir Path dir) throws Exception {
         Kernel.require();
         try (Cluster c = new Cluster("nftp-x")) {
