@@ -243,6 +243,35 @@ class CrossNodeKernelTest {
         }
     }
 
+    /**
+     * traffic_distribution.go, PreferSameNode: with every endpoint hinted for its own node, a pod
+     * on a node that has one reaches only that one; a pod on a node no hint names reaches all.
+     */
+    @BothBackends
+    void preferSameNodeKeepsTrafficOnTheNode(String mode, @TempDir Path dir) throws Exception {
+        Kernel.require();
+        try (Cluster c = new Cluster("nftp-x")) {
+            c.serve(B, "10.244.2.60", 8080);
+            c.serve(C, "10.244.3.60", 8080);
+            Netns podA = c.pod(A, "10.244.1.160");
+            Netns podB = c.pod(B, "10.244.2.160");
+            new Manifests().service("near", "10.96.0.60", "[{name: http, port: 80, targetPort: 8080}]",
+                            "trafficDistribution: PreferSameNode")
+                    .slice("near", "a", "IPv4", "[{name: http, port: 8080, protocol: TCP}]",
+                            "10.244.2.60@node-b[nodeHints=node-b]", "10.244.3.60@node-c[nodeHints=node-c]")
+                    .write(dir, "services.yaml");
+            programEveryNode(c, dir, mode);
+            Set<String> fromA = new HashSet<>();
+            Set<String> fromB = new HashSet<>();
+            for (int i = 0; i < 20; i++) {
+                fromA.add(Clients.tcp(podA, null, "10.96.0.60", 80).answeredBy());
+                fromB.add(Clients.tcp(podB, null, "10.96.0.60", 80).answeredBy());
+            }
+            assertEquals(Set.of("10.244.2.60:8080"), fromB, "node-b's pod: the endpoint on node-b only");
+            assertEquals(Set.of("10.244.2.60:8080", "10.244.3.60:8080"), fromA, "no hint names node-a: every endpoint");
+        }
+    }
+
     /** One proxy daemon per node (as the DaemonSet runs them) over the manifests in {@code dir}; close them with {@link #stop}. */
     static List<AutoCloseable> daemons(Cluster c, Path dir, String mode) throws Exception {
         List<AutoCloseable> running = new ArrayList<>();

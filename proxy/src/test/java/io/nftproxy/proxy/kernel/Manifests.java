@@ -33,7 +33,7 @@ final class Manifests {
 
     /**
      * An EndpointSlice for a service. Endpoints as "ip@node" or with conditions and zone:
-     * "ip@node[ready=false,serving=true,terminating=true,zone=z1,hints=z1]".
+     * "ip@node[ready=false,serving=true,terminating=true,zone=z1,hints=z1,nodeHints=node-b]".
      */
     Manifests slice(String service, String suffix, String addressType, String ports, String... endpoints) {
         StringBuilder sb = new StringBuilder();
@@ -56,6 +56,7 @@ final class Manifests {
             String terminating = null;
             String zone = null;
             String hints = null;
+            String nodeHints = null;
             for (String o : opts.isEmpty() ? new String[0] : opts.split(",")) {
                 String[] kv = o.split("=");
                 switch (kv[0]) {
@@ -64,6 +65,7 @@ final class Manifests {
                     case "terminating" -> terminating = kv[1];
                     case "zone" -> zone = kv[1];
                     case "hints" -> hints = kv[1];
+                    case "nodeHints" -> nodeHints = kv[1];
                     default -> throw new IllegalArgumentException(o);
                 }
             }
@@ -79,8 +81,15 @@ final class Manifests {
             if (zone != null) {
                 sb.append("  zone: ").append(zone).append("\n");
             }
-            if (hints != null) {
-                sb.append("  hints: {forZones: [{name: ").append(hints).append("}]}\n");
+            if (hints != null || nodeHints != null) {
+                sb.append("  hints: {");
+                if (hints != null) {
+                    sb.append("forZones: [{name: ").append(hints).append("}]").append(nodeHints != null ? ", " : "");
+                }
+                if (nodeHints != null) {
+                    sb.append("forNodes: [{name: ").append(nodeHints).append("}]");
+                }
+                sb.append("}\n");
             }
         }
         docs.add(sb.toString());
