@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -69,6 +70,15 @@ class CrossNodeKernelTest {
 
     static String answer(Outcome o) {
         return o.result() == ANSWERED ? o.answeredBy() + " saw " + o.peerSeen() : o.result().toString();
+    }
+
+    /** What {@code tries} TCP connections from {@code from} to dst:port ended in, each as {@code as} tells it. */
+    static Set<String> answers(Netns from, String dst, int port, int tries, Function<Outcome, String> as) throws Exception {
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < tries; i++) {
+            seen.add(as.apply(Clients.tcp(from, null, dst, port)));
+        }
+        return seen;
     }
 
     @BothBackends
@@ -129,12 +139,8 @@ class CrossNodeKernelTest {
             // service.go "should have session affinity work for NodePort service": through node-a,
             // one client always reaches the same endpoint of two on other nodes; without affinity
             // both answer (the chance that 30 connections all pick one of two is 2^-29).
-            Set<String> sticky = new HashSet<>();
-            Set<String> spread = new HashSet<>();
-            for (int i = 0; i < 30; i++) {
-                sticky.add(answer(Clients.tcp(c.ext, null, Cluster.nodeIp(A), 30083)));
-                spread.add(answer(Clients.tcp(c.ext, null, Cluster.nodeIp(A), 30084)));
-            }
+            Set<String> sticky = answers(c.ext, Cluster.nodeIp(A), 30083, 30, CrossNodeKernelTest::answer);
+            Set<String> spread = answers(c.ext, Cluster.nodeIp(A), 30084, 30, CrossNodeKernelTest::answer);
             assertEquals(1, sticky.size(), "ClientIP affinity: " + sticky);
             assertEquals(Set.of("10.244.2.13:8080 saw " + Cluster.nodeIp(A), "10.244.3.13:8080 saw " + Cluster.nodeIp(A)), spread);
         }
@@ -232,12 +238,8 @@ class CrossNodeKernelTest {
                             "10.244.2.40@node-b[zone=z1,hints=z1]", "10.244.3.40@node-c[zone=z2,hints=z2]")
                     .write(dir, "services.yaml");
             programEveryNode(c, dir, mode);
-            Set<String> fromA = new HashSet<>();
-            Set<String> fromC = new HashSet<>();
-            for (int i = 0; i < 20; i++) {
-                fromA.add(answer(Clients.tcp(podA, null, "10.96.0.40", 80)));
-                fromC.add(answer(Clients.tcp(podC, null, "10.96.0.40", 80)));
-            }
+            Set<String> fromA = answers(podA, "10.96.0.40", 80, 20, CrossNodeKernelTest::answer);
+            Set<String> fromC = answers(podC, "10.96.0.40", 80, 20, CrossNodeKernelTest::answer);
             assertEquals(Set.of("10.244.2.40:8080 saw 10.244.1.140"), fromA, "node-a is in z1: the z1 endpoint on node-b");
             assertEquals(Set.of("10.244.3.40:8080 saw 10.244.3.140"), fromC, "node-c is in z2: its own endpoint");
         }
@@ -261,12 +263,8 @@ class CrossNodeKernelTest {
                             "10.244.2.60@node-b[nodeHints=node-b]", "10.244.3.60@node-c[nodeHints=node-c]")
                     .write(dir, "services.yaml");
             programEveryNode(c, dir, mode);
-            Set<String> fromA = new HashSet<>();
-            Set<String> fromB = new HashSet<>();
-            for (int i = 0; i < 20; i++) {
-                fromA.add(Clients.tcp(podA, null, "10.96.0.60", 80).answeredBy());
-                fromB.add(Clients.tcp(podB, null, "10.96.0.60", 80).answeredBy());
-            }
+            Set<String> fromA = answers(podA, "10.96.0.60", 80, 20, Outcome::answeredBy);
+            Set<String> fromB = answers(podB, "10.96.0.60", 80, 20, Outcome::answeredBy);
             assertEquals(Set.of("10.244.2.60:8080"), fromB, "node-b's pod: the endpoint on node-b only");
             assertEquals(Set.of("10.244.2.60:8080", "10.244.3.60:8080"), fromA, "no hint names node-a: every endpoint");
         }
