@@ -52,12 +52,7 @@ public final class Yaml {
      * {@link SyntaxException}.
      */
     public static void documents(String text, Consumer<Object> sink) {
-        if (!text.isEmpty() && text.charAt(0) == '\uFEFF') {
-            text = text.substring(1);
-        }
-        if (text.indexOf('\r') >= 0) {
-            text = text.replace("\r\n", "\n").replace('\r', '\n');
-        }
+        text = normalized(text);
         if (text.indexOf('\t') >= 0) {
             // Where a tab may separate tokens, readers disagree (snakeyaml-engine refuses places
             // YAML 1.2 allows, even after "---"): a text with a tab is the reference reader's.
@@ -124,10 +119,15 @@ public final class Yaml {
 
     /** The documents of {@code text} as the reference reader alone reads them (the fast reader's oracle in tests). */
     static List<Object> referenceDocuments(String text) {
+        return reference(normalized(text), 0);
+    }
+
+    /** Without a byte order mark, and with '\n' for every line end. */
+    private static String normalized(String text) {
         if (!text.isEmpty() && text.charAt(0) == '\uFEFF') {
             text = text.substring(1);
         }
-        return reference(text.replace("\r\n", "\n").replace('\r', '\n'), 0);
+        return text.indexOf('\r') >= 0 ? text.replace("\r\n", "\n").replace('\r', '\n') : text;
     }
 
     private static List<Object> reference(String text, int firstLine) {

@@ -43,8 +43,8 @@ final class FragmentBuilder {
     final Map<String, NftSet> sets = new LinkedHashMap<>();
     final Map<String, List<SetElement>> elements = new LinkedHashMap<>();
     final Set<String> unmanaged = new HashSet<>();
-    /** The service port whose fragment this is (null for the globals): its elements are commented with it. */
-    private ServicePortName owner;
+    /** The comment of this fragment's elements: its service port's name (null for the globals). */
+    private String ownerComment;
 
     FragmentBuilder(ProxyConfig config, IpFamily f, NodeInfo node) {
         this.config = config;
@@ -84,12 +84,12 @@ final class FragmentBuilder {
      * comment the kernel kept would depend on the order they came in.
      */
     void commentWith(ServicePortName port) {
-        owner = port;
+        ownerComment = comment(port.nameAndPort()); // once per fragment, not per element
     }
 
     void element(String set, SetElement e) {
-        if (owner != null && e.comment() == null && !set.equals(HAIRPIN) && !set.equals(CLUSTER_IPS)) {
-            e = e.withComment(comment(owner.nameAndPort()));
+        if (ownerComment != null && e.comment() == null && !set.equals(HAIRPIN) && !set.equals(CLUSTER_IPS)) {
+            e = e.withComment(ownerComment);
         }
         elements.computeIfAbsent(set, k -> new ArrayList<>()).add(e);
     }
