@@ -16,7 +16,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * </pre>
  * As a host-gateway network plugin does it, each node routes the other nodes' pod CIDRs to them
  * and each pod hangs off its node by a veth. The external client reaches load-balancer
- * addresses (203.0.113.0/24) through node-a. IPv4 only.
+ * addresses (203.0.113.0/24) through node-a, and is the nodes' default gateway. IPv4 only.
  */
 public final class Cluster implements AutoCloseable {
     public static final List<String> NODES = List.of("node-a", "node-b", "node-c");
@@ -73,6 +73,10 @@ public final class Cluster implements AutoCloseable {
                 }
                 // ClusterIPs are local nowhere: each node routes them out like any other address.
                 n.exec("ip", "route", "add", "10.96.0.0/16", "dev", "eth" + i);
+                // The outside world is behind the external client, as a node's default gateway: a
+                // packet no rule takes is forwarded (where a proxy's filter rules may drop it), not
+                // answered "no route" by the node's routing before any filter sees it.
+                n.exec("ip", "route", "add", "default", "via", EXT_IP);
             }
         } catch (RuntimeException ex) {
             ext = e;

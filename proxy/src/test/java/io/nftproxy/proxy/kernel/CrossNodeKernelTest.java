@@ -18,6 +18,7 @@ import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -43,8 +44,9 @@ import io.nftproxy.testkit.Kernel;
  * Three nodes, one proxy on each (as a DaemonSet runs them) reading the same manifests, endpoints
  * on other nodes than the traffic enters: what masquerading and the traffic policies mean only
  * across nodes, for both backends, with real packets. Each expectation names the Kubernetes e2e
- * test (test/e2e/network) whose behaviour it checks.
+ * test (test/e2e/network) whose behaviour it checks; {@link E2eTable} reports them.
  */
+@ExtendWith(E2eTable.class)
 class CrossNodeKernelTest {
     /** Runs the test once per backend, its mode ("nftables" or "iptables") as the argument. */
     @Retention(RetentionPolicy.RUNTIME)
@@ -81,6 +83,12 @@ class CrossNodeKernelTest {
         return seen;
     }
 
+    @E2e({"networking.go: should function for pod-Service: http",
+            "service.go: should be able to create a functioning NodePort service",
+            "loadbalancer.go: ESIPP should work for type=NodePort",
+            "loadbalancer.go: ESIPP should only target nodes with endpoints",
+            "service.go: should respect internalTrafficPolicy=Local Pod to Pod",
+            "service.go: should have session affinity work for NodePort service"})
     @BothBackends
     void servicesAcrossNodes(String mode, @TempDir Path dir) throws Exception {
         Kernel.require();
@@ -152,6 +160,7 @@ class CrossNodeKernelTest {
      * a load balancer sends traffic only to nodes that have one: 200 with the count there, 503
      * elsewhere. One daemon per node, as the DaemonSet runs them, over the same manifests.
      */
+    @E2e({"loadbalancer.go: ESIPP should work for type=LoadBalancer"})
     @BothBackends
     void healthCheckNodePortsAnswerForTheirOwnNode(String mode, @TempDir Path dir) throws Exception {
         Kernel.require();
@@ -183,31 +192,45 @@ class CrossNodeKernelTest {
     }
 
     /**
-     * conntrack.go "should be able to preserve UDP traffic when server pod cycles for a NodePort
-     * service": a client keeps sending from one source port to node-a's NodePort while the
-     * service's endpoint moves from node-b to node-c; once the proxies have synced, its datagrams
-     * reach the new endpoint (node-a deletes the flow conntrack still holds to the old one, whose
-     * pod here even keeps answering).
+     * conntrack.go and loadbalancer.go "should be able to preserve UDP traffic when server pod
+     * cycles": clients keep sending, each from one source port, to node-a's NodePort, to the
+     * ClusterIP (from a pod on node-a) and to the load-balancer IP (through node-a) while the
+     * service's endpoint moves from node-b to node-c; once the proxies have synced, each flow
+     * reaches the new endpoint (node-a deletes the flows conntrack still holds to the old one,
+     * whose pod here even keeps answering).
      */
+    @E2e({"conntrack.go: should be able to preserve UDP traffic when server pod cycles for a NodePort service",
+            "conntrack.go: should be able to preserve UDP traffic when server pod cycles for a ClusterIP service",
+            "loadbalancer.go: should be able to preserve UDP traffic when server pod cycles for a LoadBalancer service on different nodes"})
     @BothBackends
     void udpFlowsFollowAnEndpointThatMovesToAnotherNode(String mode, @TempDir Path dir) throws Exception {
         Kernel.require();
         try (Cluster c = new Cluster("nftp-x")) {
             c.serve(B, "10.244.2.30", 5353);
             c.serve(C, "10.244.3.30", 5353);
+            Netns podA = c.pod(A, "10.244.1.130");
             String ports = "[{name: dns, port: 5353, protocol: UDP}]";
             String svc = "[{name: dns, port: 53, targetPort: 5353, nodePort: 30053, protocol: UDP}]";
-            new Manifests().service("dns", "10.96.0.53", svc, "type: NodePort")
+            String lb = "\nstatus:\n  loadBalancer:\n    ingress: [{ip: 203.0.113.53}]";
+            new Manifests().service("dns", "10.96.0.53", svc, "type: LoadBalancer" + lb)
                     .slice("dns", "a", "IPv4", ports, "10.244.2.30@node-b").write(dir, "dns.yaml");
             List<AutoCloseable> running = daemons(c, dir, mode);
             try {
-                Sandbox.eventually(Duration.ofSeconds(20), () -> "10.244.2.30:5353".equals(
-                        Clients.udp(c.ext, Cluster.EXT_IP, 40053, Cluster.nodeIp(A), 30053).answeredBy()), "the first endpoint answers");
-                new Manifests().service("dns", "10.96.0.53", svc, "type: NodePort")
-                        .slice("dns", "a", "IPv4", ports, "10.244.3.30@node-c").write(dir, "dns.yaml");
-                Sandbox.eventually(Duration.ofSeconds(20), () -> "10.244.3.30:5353".equals(
-                        Clients.udp(c.ext, Cluster.EXT_IP, 40053, Cluster.nodeIp(A), 30053).answeredBy()),
-                        "the same client's flow reaches the endpoint on node-c");
+                for (String endpoint : List.of("10.244.2.30:5353", "10.244.3.30:5353")) {
+                    if (endpoint.startsWith("10.244.3.")) {
+                        new Manifests().service("dns", "10.96.0.53", svc, "type: LoadBalancer" + lb)
+                                .slice("dns", "a", "IPv4", ports, "10.244.3.30@node-c").write(dir, "dns.yaml");
+                    }
+                    Sandbox.eventually(Duration.ofSeconds(20), () -> endpoint.equals(
+                            Clients.udp(c.ext, Cluster.EXT_IP, 40053, Cluster.nodeIp(A), 30053).answeredBy()),
+                            "the NodePort flow reaches " + endpoint);
+                    Sandbox.eventually(Duration.ofSeconds(20), () -> endpoint.equals(
+                            Clients.udp(podA, "10.244.1.130", 40054, "10.96.0.53", 53).answeredBy()),
+                            "the ClusterIP flow reaches " + endpoint);
+                    Sandbox.eventually(Duration.ofSeconds(20), () -> endpoint.equals(
+                            Clients.udp(c.ext, Cluster.EXT_IP, 40055, "203.0.113.53", 53).answeredBy()),
+                            "the load-balancer flow reaches " + endpoint);
+                }
             } finally {
                 stop(running);
             }
@@ -219,6 +242,7 @@ class CrossNodeKernelTest {
      * PreferClose": the nodes' zones from their Node objects, the endpoints' hints from the
      * EndpointSlice; a pod reaches only the endpoint hinted for its own node's zone.
      */
+    @E2e({"traffic_distribution.go: should route traffic to an endpoint in the same zone when using PreferClose"})
     @BothBackends
     void trafficStaysInTheClientsZone(String mode, @TempDir Path dir) throws Exception {
         Kernel.require();
@@ -249,6 +273,7 @@ class CrossNodeKernelTest {
      * traffic_distribution.go, PreferSameNode: with every endpoint hinted for its own node, a pod
      * on a node that has one reaches only that one; a pod on a node no hint names reaches all.
      */
+    @E2e({"traffic_distribution.go: should route traffic correctly between pods on multiple nodes when using PreferSameNode"})
     @BothBackends
     void preferSameNodeKeepsTrafficOnTheNode(String mode, @TempDir Path dir) throws Exception {
         Kernel.require();
@@ -316,6 +341,7 @@ class CrossNodeKernelTest {
      * a new one starts; a pod on node-a reaches the service throughout (the rules stay in the
      * kernel), and a change made while no proxy ran there arrives with the new one.
      */
+    @E2e({"service.go: should work after restarting kube-proxy [Disruptive]"})
     @BothBackends
     void servicesKeepWorkingWhileTheProxyRestarts(String mode, @TempDir Path dir) throws Exception {
         Kernel.require();
