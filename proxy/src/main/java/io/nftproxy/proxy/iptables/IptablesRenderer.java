@@ -20,9 +20,9 @@ import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.plan.ServicePlan;
+import io.nftproxy.proxy.plan.Target;
 import io.nftproxy.proxy.render.RenderFailure;
-import io.nftproxy.proxy.topology.EndpointSelection;
-import io.nftproxy.proxy.topology.EndpointSelector;
 
 /**
  * The reference backend: the same model rendered as iptables-restore input with kube-proxy's
@@ -137,8 +137,7 @@ public final class IptablesRenderer {
                 int natRuleCount = natRules.size();
                 int filterRuleCount = filterRules.size();
                 try {
-                    List<Endpoint> eps = state.endpointsOf(svc.id()).stream().filter(e -> e.family() == f).toList();
-                    service(svc, EndpointSelector.select(svc, eps, state.node()));
+                    service(ServicePlan.of(svc, state.endpointsOf(svc.id()), state.node(), config, f));
                 } catch (RuntimeException e) {
                     // A failure costs this service only: take back what it had written, say why.
                     truncate(nat, natChains);
@@ -182,32 +181,29 @@ public final class IptablesRenderer {
             return "-m " + p + " -p " + p;
         }
 
-        void service(ServicePort svc, EndpointSelection sel) {
+        void service(ServicePlan plan) {
+            ServicePort svc = plan.svc();
             String name = ChainNames.servicePortName(svc.id());
             String svcChain = ChainNames.svc(svc.id());
             String svlChain = ChainNames.svl(svc.id());
             String extChain = ChainNames.ext(svc.id());
-            boolean usesCluster = svc.usesClusterEndpoints() && !sel.cluster().isEmpty();
-            boolean usesLocal = svc.usesLocalEndpoints() && !sel.local().isEmpty();
-            boolean hasEndpoints = sel.anyEndpoints();
-            boolean hasInternal = svc.internalPolicyLocal() ? !sel.local().isEmpty() : !sel.cluster().isEmpty();
-            boolean hasExternal = svc.externalPolicyLocal() ? !sel.local().isEmpty() : !sel.cluster().isEmpty();
-            String internalChain = svc.internalPolicyLocal() ? svlChain : svcChain;
-            String externalPolicyChain = svc.externalPolicyLocal() ? svlChain : svcChain;
-            String internalFilter = hasEndpoints ? "DROP" : "REJECT";
-            String externalFilter = hasEndpoints ? "DROP" : "REJECT";
             String port = " --dport " + svc.port();
 
-            if (usesCluster) {
+            if (!plan.clusterEndpoints().isEmpty()) {
                 nat.add(svcChain);
             }
-            if (usesLocal) {
+            if (!plan.localEndpoints().isEmpty()) {
                 nat.add(svlChain);
             }
             // The masquerade rule for off-cluster sources comes first in the policy chain.
-            for (InetAddress ip : svc.clusterIPs(f)) {
+            for (InetAddress ip : plan.clusterIPs()) {
                 String args = "-m comment --comment \"" + name + " cluster IP\" " + match(svc) + " -d " + host(ip) + port;
-                if (hasInternal) {
+                String internalChain = switch (plan.internal()) {
+                    case CLUSTER -> svcChain;
+                    case LOCAL -> svlChain;
+                    default -> null;
+                };
+                if (internalChain != null) {
                     if (config.masqueradeAll()) {
                         natRule(internalChain, args, "-j KUBE-MARK-MASQ");
                     } else if (localTraffic(true) != null) {
@@ -215,25 +211,33 @@ public final class IptablesRenderer {
                     }
                     natRule("KUBE-SERVICES", args, "-j " + internalChain);
                 } else {
-                    filterRule("KUBE-SERVICES", args, reject(internalFilter));
+                    filterRule("KUBE-SERVICES", args, reject(plan.internal()));
                 }
             }
-            if (usesCluster) {
-                balance(svc, svcChain, sel.cluster());
+            if (!plan.clusterEndpoints().isEmpty()) {
+                balance(svc, svcChain, plan.clusterEndpoints());
             }
-            if (usesLocal) {
-                balance(svc, svlChain, sel.local());
+            if (!plan.localEndpoints().isEmpty()) {
+                balance(svc, svlChain, plan.localEndpoints());
             }
-            if (!svc.hasExternal()) {
+            if (plan.external() == Target.NONE) {
                 return;
             }
-            boolean usesExt = hasEndpoints;
+            // The external chain, as kube-proxy's: whenever the service has endpoints.
+            boolean usesExt = plan.external() != Target.REJECT;
+            // Whether traffic that is not short-circuited finds an endpoint; if not, the filter
+            // table rejects or drops it.
+            String externalPolicyChain = switch (plan.external()) {
+                case CLUSTER -> svcChain;
+                case EXTERNAL_LOCAL -> plan.externalHasLocalEndpoints() ? svlChain : null;
+                default -> null;
+            };
             if (usesExt) {
                 nat.add(extChain);
-                if (!svc.externalPolicyLocal()) {
+                if (plan.external() != Target.EXTERNAL_LOCAL) {
                     natRule(extChain, "-m comment --comment \"masquerade traffic for " + name + " external destinations\"",
                             "-j KUBE-MARK-MASQ");
-                } else {
+                } else if (!plan.clusterEndpoints().isEmpty()) {
                     if (localTraffic(false) != null) {
                         natRule(extChain, "-m comment --comment \"pod traffic for " + name + " external destinations\"",
                                 localTraffic(false), "-j " + svcChain);
@@ -243,33 +247,24 @@ public final class IptablesRenderer {
                     natRule(extChain, "-m comment --comment \"route LOCAL traffic for " + name + " external destinations\"",
                             "-m addrtype --src-type LOCAL", "-j " + svcChain);
                 }
-                if (hasExternal) {
+                if (externalPolicyChain != null) {
                     natRule(extChain, "-j " + externalPolicyChain);
                 }
             }
-            List<InetAddress> front = new ArrayList<>(svc.externalIPs(f));
-            front.addAll(svc.loadBalancerIPs(f));
-            List<Cidr> ranges = svc.loadBalancerSourceRanges(f);
-            boolean firewalled = !ranges.isEmpty() && !svc.loadBalancerIPs(f).isEmpty();
+            Target filtered = externalPolicyChain != null ? null : plan.external() == Target.REJECT ? Target.REJECT : Target.DROP;
+            boolean firewalled = !plan.firewall().isEmpty();
             String fw = ChainNames.fw(svc.id());
             if (firewalled && usesExt) {
                 // Allowed sources are DNATed through the firewall chain; the rest keeps the
                 // load-balancer IP as destination and is dropped by KUBE-PROXY-FIREWALL.
                 nat.add(fw);
-                for (Cidr c : ranges) {
+                for (Cidr c : plan.firewall()) {
                     natRule(fw, "-m comment --comment \"" + name + " loadbalancer IP\"", "-s " + c, "-j " + extChain);
-                }
-                boolean fromNode = ranges.stream().anyMatch(c -> config.nodeIPs().stream().anyMatch(c::contains)
-                        || state.node().addresses().stream().anyMatch(c::contains));
-                if (fromNode) {
-                    for (InetAddress ip : svc.loadBalancerIPs(f)) {
-                        natRule(fw, "-m comment --comment \"" + name + " loadbalancer IP\"", "-s " + host(ip), "-j " + extChain);
-                    }
                 }
                 natRule(fw, "-m comment --comment \"other traffic to " + name + " will be dropped by KUBE-PROXY-FIREWALL\"");
             }
-            for (InetAddress ip : front) {
-                boolean lb = svc.loadBalancerIPs(f).contains(ip);
+            for (InetAddress ip : plan.externalFrontends()) {
+                boolean lb = plan.loadBalancerIPs().contains(ip);
                 String args = "-m comment --comment \"" + name + (lb ? " loadbalancer IP" : " external IP") + "\" "
                         + match(svc) + " -d " + host(ip) + port;
                 if (usesExt) {
@@ -279,8 +274,8 @@ public final class IptablesRenderer {
                     filterRule("KUBE-PROXY-FIREWALL", "-m comment --comment \"" + name + " traffic not accepted by " + fw + "\"",
                             match(svc), "-d " + host(ip) + port, "-j DROP");
                 }
-                if (!hasExternal) {
-                    filterRule("KUBE-EXTERNAL-SERVICES", args, reject(externalFilter));
+                if (filtered != null) {
+                    filterRule("KUBE-EXTERNAL-SERVICES", args, reject(filtered));
                 }
             }
             if (svc.nodePort() != 0) {
@@ -288,8 +283,8 @@ public final class IptablesRenderer {
                 if (usesExt) {
                     natRule("KUBE-NODEPORTS", args, "-j " + extChain);
                 }
-                if (!hasExternal) {
-                    filterRule("KUBE-EXTERNAL-SERVICES", args, "-m addrtype --dst-type LOCAL", reject(externalFilter));
+                if (filtered != null) {
+                    filterRule("KUBE-EXTERNAL-SERVICES", args, "-m addrtype --dst-type LOCAL", reject(filtered));
                 }
             }
         }
@@ -311,8 +306,8 @@ public final class IptablesRenderer {
             };
         }
 
-        String reject(String target) {
-            return target.equals("REJECT") ? "-j REJECT" : "-j DROP";
+        String reject(Target target) {
+            return target == Target.REJECT ? "-j REJECT" : "-j DROP";
         }
 
         /** kube-proxy's cascade: endpoint i with probability 1/(n-i); affinity via the recent module first. */

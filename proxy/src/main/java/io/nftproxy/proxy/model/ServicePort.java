@@ -124,9 +124,14 @@ public record ServicePort(
         return nodePort != 0 || !externalIPs.isEmpty() || !loadBalancerIPs.isEmpty();
     }
 
-    /** kube-proxy: the service uses cluster-wide endpoints for some traffic. */
+    /**
+     * kube-proxy's UsesClusterEndpoints: the service sends some traffic to cluster-wide endpoints:
+     * under internalTrafficPolicy Cluster, or whenever it takes external traffic at all (even
+     * under externalTrafficPolicy Local, pods' and the node's own traffic to an external
+     * frontend is short-circuited to the cluster endpoints).
+     */
     public boolean usesClusterEndpoints() {
-        return !internalPolicyLocal || (hasExternal() && !externalPolicyLocal);
+        return !internalPolicyLocal || hasExternal();
     }
 
     /** kube-proxy: the service uses node-local endpoints for some traffic. */

@@ -26,6 +26,7 @@ import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.plan.Target;
 
 /**
  * Collects one fragment of a family's table (chains, sets, elements) as the renderers add to it,
@@ -131,12 +132,18 @@ final class FragmentBuilder {
                 d.mode() == LocalDetection.Mode.INTERFACE_NAME_PREFIX, negate);
     }
 
-    void noEndpoints(boolean any, Bytes ipKey, Bytes nodePortKey) {
+    /** A frontend the plan rejects or drops: its key in the matching no-endpoint set. */
+    void noEndpoints(Target target, Bytes ipKey, Bytes nodePortKey) {
+        boolean drop = switch (target) {
+            case DROP -> true;
+            case REJECT -> false;
+            default -> throw new IllegalArgumentException("not a no-endpoint target: " + target);
+        };
         if (ipKey != null) {
-            element(any ? NO_ENDPOINT_DROP : NO_ENDPOINT_REJECT, SetElement.of(ipKey));
+            element(drop ? NO_ENDPOINT_DROP : NO_ENDPOINT_REJECT, SetElement.of(ipKey));
         }
         if (nodePortKey != null) {
-            element(any ? NODEPORT_NO_ENDPOINT_DROP : NODEPORT_NO_ENDPOINT_REJECT, SetElement.of(nodePortKey));
+            element(drop ? NODEPORT_NO_ENDPOINT_DROP : NODEPORT_NO_ENDPOINT_REJECT, SetElement.of(nodePortKey));
         }
     }
 }

@@ -23,8 +23,7 @@ import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
-import io.nftproxy.proxy.topology.EndpointSelection;
-import io.nftproxy.proxy.topology.EndpointSelector;
+import io.nftproxy.proxy.plan.ServicePlan;
 
 /**
  * Renders the proxy state into the nf_tables objects of one table per family. A pure function.
@@ -120,26 +119,25 @@ public final class NftRenderer {
         if (elementComments) {
             b.commentWith(svc.id());
         }
-        List<Endpoint> eps = endpoints.stream().filter(e -> e.family() == f).toList();
-        EndpointSelection sel = EndpointSelector.select(svc, eps, node);
-        for (Endpoint e : sel.cluster()) {
+        ServicePlan plan = ServicePlan.of(svc, endpoints, node, config, f);
+        for (Endpoint e : plan.clusterEndpoints()) {
             b.element(HAIRPIN, SetElement.of(Bytes.concat(Bytes.ip(e.address()), Bytes.ip(e.address()))));
         }
-        for (Endpoint e : sel.local()) {
+        for (Endpoint e : plan.localEndpoints()) {
             b.element(HAIRPIN, SetElement.of(Bytes.concat(Bytes.ip(e.address()), Bytes.ip(e.address()))));
         }
         int proto = svc.protocol().number();
-        for (InetAddress ip : svc.clusterIPs(f)) {
+        for (InetAddress ip : plan.clusterIPs()) {
             b.element(CLUSTER_IPS, SetElement.of(Bytes.ip(ip)));
             b.element(CLUSTER_IP_PORTS, SetElement.of(b.key(ip, proto, svc.port())));
         }
         ServiceChains chains = new ServiceChains(b);
-        if (ServiceChains.needed(svc, sel)) {
-            chains.render(svc, sel);
+        if (ServiceChains.needed(plan)) {
+            chains.render(plan);
         } else {
-            new ServiceData(b).render(svc, sel);
+            new ServiceData(b).render(plan);
         }
-        chains.firewall(svc);
+        chains.firewall(plan);
         return b.fragment();
     }
 

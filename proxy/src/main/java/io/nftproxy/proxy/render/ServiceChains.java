@@ -21,7 +21,8 @@ import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ServicePort;
-import io.nftproxy.proxy.topology.EndpointSelection;
+import io.nftproxy.proxy.plan.ServicePlan;
+import io.nftproxy.proxy.plan.Target;
 
 /**
  * A service port with chains of its own: ClientIP session affinity, externalTrafficPolicy Local
@@ -36,46 +37,44 @@ final class ServiceChains extends RenderPart {
     }
 
     /** Whether a port needs chains of its own: affinity, external Local policy, a group too large to share a pick chain. */
-    static boolean needed(ServicePort svc, EndpointSelection sel) {
-        return svc.affinitySeconds() > 0 || (svc.externalPolicyLocal() && svc.hasExternal())
-                || sel.cluster().size() > MAX_SHARED_PICK || sel.local().size() > MAX_SHARED_PICK;
+    static boolean needed(ServicePlan plan) {
+        return plan.svc().affinitySeconds() > 0 || plan.external() == Target.EXTERNAL_LOCAL
+                || plan.clusterEndpoints().size() > MAX_SHARED_PICK || plan.localEndpoints().size() > MAX_SHARED_PICK;
     }
 
     /** The picking chains of the port's cluster and local endpoints, the external chain, and the map elements to them. */
-    void render(ServicePort svc, EndpointSelection sel) {
+    void render(ServicePlan plan) {
+        ServicePort svc = plan.svc();
         int proto = svc.protocol().number();
         String svcChain = null;
         String svlChain = null;
-        if (svc.usesClusterEndpoints() && !sel.cluster().isEmpty()) {
+        if (!plan.clusterEndpoints().isEmpty()) {
             svcChain = Names.clusterChain(svc);
-            b.chain(Chain.regular(nf, t, svcChain), pickEndpoint(svc, svcChain, sel.cluster()));
+            b.chain(Chain.regular(nf, t, svcChain), pickEndpoint(svc, svcChain, plan.clusterEndpoints()));
         }
-        if (svc.usesLocalEndpoints() && !sel.local().isEmpty()) {
+        if (!plan.localEndpoints().isEmpty()) {
             svlChain = Names.localChain(svc);
-            b.chain(Chain.regular(nf, t, svlChain), pickEndpoint(svc, svlChain, sel.local()));
+            b.chain(Chain.regular(nf, t, svlChain), pickEndpoint(svc, svlChain, plan.localEndpoints()));
         }
 
         // Internal traffic: the ClusterIPs.
-        String internal = svc.internalPolicyLocal() ? svlChain : svcChain;
-        for (InetAddress ip : svc.clusterIPs(f)) {
-            if (internal != null) {
-                b.element(SERVICE_IPS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(internal)));
-            } else {
-                b.noEndpoints(sel.anyEndpoints(), b.key(ip, proto, svc.port()), null);
+        for (InetAddress ip : plan.clusterIPs()) {
+            switch (plan.internal()) {
+                case CLUSTER -> b.element(SERVICE_IPS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(svcChain)));
+                case LOCAL -> b.element(SERVICE_IPS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(svlChain)));
+                default -> b.noEndpoints(plan.internal(), b.key(ip, proto, svc.port()), null);
             }
-        }
-        if (!svc.hasExternal()) {
-            return;
         }
 
         // External traffic: NodePort, external IPs, load-balancer IPs.
-        String external;
-        if (!svc.externalPolicyLocal()) {
-            external = svcChain;
-        } else {
-            // Local policy: pods and the node itself still reach every endpoint; the rest only
-            // this node's, and nothing when it has none.
-            external = Names.externalChain(svc);
+        String external = switch (plan.external()) {
+            case CLUSTER -> svcChain;
+            case EXTERNAL_LOCAL -> Names.externalChain(svc);
+            default -> null;
+        };
+        if (plan.external() == Target.EXTERNAL_LOCAL) {
+            // Pods and the node itself still reach every endpoint; the rest only this node's, and
+            // nothing when it has none.
             List<Rule> ext = new ArrayList<>();
             if (svcChain != null) {
                 if (b.localTraffic(false) != null) {
@@ -92,56 +91,45 @@ final class ServiceChains extends RenderPart {
             }
             b.chain(Chain.regular(nf, t, external), ext);
         }
-        List<InetAddress> frontIPs = new ArrayList<>(svc.externalIPs(f));
-        frontIPs.addAll(svc.loadBalancerIPs(f));
-        for (InetAddress ip : frontIPs) {
+        for (InetAddress ip : plan.externalFrontends()) {
             Bytes k = b.key(ip, proto, svc.port());
             if (external != null) {
                 b.element(SERVICE_IPS, SetElement.of(k, Verdict.goTo(external)));
-                if (!svc.externalPolicyLocal()) {
+                if (plan.masqueradeExternal()) {
                     b.element(EXTERNAL_MASQ, SetElement.of(k));
                 }
-            } else {
-                b.noEndpoints(sel.anyEndpoints(), k, null);
+            } else if (plan.external() != Target.NONE) {
+                b.noEndpoints(plan.external(), k, null);
             }
         }
         if (svc.nodePort() != 0) {
             Bytes k = b.key(proto, svc.nodePort());
             if (external != null) {
                 b.element(SERVICE_NODEPORTS, SetElement.of(k, Verdict.goTo(external)));
-                if (!svc.externalPolicyLocal()) {
+                if (plan.masqueradeExternal()) {
                     b.element(NODEPORT_MASQ, SetElement.of(k));
                 }
             } else {
-                b.noEndpoints(sel.anyEndpoints(), null, k);
+                b.noEndpoints(plan.external(), null, k);
             }
         }
     }
 
-    /** loadBalancerSourceRanges: a chain that lets the ranges through to the load-balancer IPs and drops the rest. */
-    void firewall(ServicePort svc) {
-        int proto = svc.protocol().number();
-        List<Cidr> ranges = svc.loadBalancerSourceRanges(f);
-        if (ranges.isEmpty() || svc.loadBalancerIPs(f).isEmpty()) {
+    /** loadBalancerSourceRanges: a chain that lets the plan's allowed sources through to the load-balancer IPs and drops the rest. */
+    void firewall(ServicePlan plan) {
+        if (plan.firewall().isEmpty()) {
             return;
         }
+        ServicePort svc = plan.svc();
         String fw = Names.firewallChain(svc);
         List<Rule> rules = new ArrayList<>();
-        for (Cidr c : ranges) {
+        for (Cidr c : plan.firewall()) {
             rules.add(b.rule(fw, concat(p.saddrInPrefix(c), verdict(Verdict.RETURN))));
-        }
-        // A node reaching its own load-balancer VIP arrives with the VIP as source.
-        boolean allowFromNode = ranges.stream().anyMatch(c -> config.nodeIPs().stream().anyMatch(c::contains)
-                || node.addresses().stream().anyMatch(c::contains));
-        if (allowFromNode) {
-            for (InetAddress ip : svc.loadBalancerIPs(f)) {
-                rules.add(b.rule(fw, concat(p.saddrInPrefix(new Cidr(ip, f.addressBytes() * 8)), verdict(Verdict.RETURN))));
-            }
         }
         rules.add(b.rule(fw, List.of(verdict(Verdict.DROP))));
         b.chain(Chain.regular(nf, t, fw), rules);
-        for (InetAddress ip : svc.loadBalancerIPs(f)) {
-            b.element(FIREWALL_IPS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(fw)));
+        for (InetAddress ip : plan.loadBalancerIPs()) {
+            b.element(FIREWALL_IPS, SetElement.of(b.key(ip, svc.protocol().number(), svc.port()), Verdict.goTo(fw)));
         }
     }
 

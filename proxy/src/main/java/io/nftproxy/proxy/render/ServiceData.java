@@ -3,7 +3,6 @@ package io.nftproxy.proxy.render;
 import static io.nftproxy.proxy.render.NftRenderer.*;
 
 import java.net.InetAddress;
-import java.util.ArrayList;
 import java.util.List;
 
 import io.nftproxy.netlink.nft.Bytes;
@@ -11,8 +10,8 @@ import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.proxy.model.Endpoint;
-import io.nftproxy.proxy.model.ServicePort;
-import io.nftproxy.proxy.topology.EndpointSelection;
+import io.nftproxy.proxy.plan.ServicePlan;
+import io.nftproxy.proxy.plan.Target;
 
 /**
  * A service port that needs no chain of its own (the common case): only elements of the shared
@@ -34,41 +33,40 @@ final class ServiceData extends RenderPart {
         }
     }
 
-    /** Elements of the shared maps for every frontend of the port, or the no-endpoint sets. */
-    void render(ServicePort svc, EndpointSelection sel) {
-        int proto = svc.protocol().number();
-        List<Endpoint> cluster = svc.usesClusterEndpoints() ? sel.cluster() : List.of();
-        List<Endpoint> internal = svc.internalPolicyLocal() ? sel.local() : cluster;
-        for (InetAddress ip : svc.clusterIPs(f)) {
-            Bytes k = b.key(ip, proto, svc.port());
-            if (!internal.isEmpty()) {
+    /** The plan's frontends as elements of the shared maps, or of the no-endpoint sets. */
+    void render(ServicePlan plan) {
+        int proto = plan.svc().protocol().number();
+        int port = plan.svc().port();
+        List<Endpoint> internal = plan.internal() == Target.LOCAL ? plan.localEndpoints() : plan.clusterEndpoints();
+        for (InetAddress ip : plan.clusterIPs()) {
+            Bytes k = b.key(ip, proto, port);
+            if (plan.internal() == Target.CLUSTER || plan.internal() == Target.LOCAL) {
                 b.element(SERVICE_IPS, SetElement.of(k, Verdict.goTo(PICK + internal.size())));
                 endpoints(SERVICE_ENDPOINTS, k, internal);
             } else {
-                b.noEndpoints(sel.anyEndpoints(), k, null);
+                b.noEndpoints(plan.internal(), k, null);
             }
         }
         // External traffic with the Cluster policy (Local goes the way of chains).
-        List<InetAddress> front = new ArrayList<>(svc.externalIPs(f));
-        front.addAll(svc.loadBalancerIPs(f));
-        for (InetAddress ip : front) {
-            Bytes k = b.key(ip, proto, svc.port());
-            if (!cluster.isEmpty()) {
+        List<Endpoint> cluster = plan.clusterEndpoints();
+        for (InetAddress ip : plan.externalFrontends()) {
+            Bytes k = b.key(ip, proto, port);
+            if (plan.external() == Target.CLUSTER) {
                 b.element(SERVICE_IPS, SetElement.of(k, Verdict.goTo(PICK + cluster.size())));
                 endpoints(SERVICE_ENDPOINTS, k, cluster);
                 b.element(EXTERNAL_MASQ, SetElement.of(k));
             } else {
-                b.noEndpoints(sel.anyEndpoints(), k, null);
+                b.noEndpoints(plan.external(), k, null);
             }
         }
-        if (svc.nodePort() != 0) {
-            Bytes k = b.key(proto, svc.nodePort());
-            if (!cluster.isEmpty()) {
+        if (plan.svc().nodePort() != 0) {
+            Bytes k = b.key(proto, plan.svc().nodePort());
+            if (plan.external() == Target.CLUSTER) {
                 b.element(SERVICE_NODEPORTS, SetElement.of(k, Verdict.goTo(PICK + cluster.size())));
                 endpoints(NODEPORT_ENDPOINTS, k, cluster);
                 b.element(NODEPORT_MASQ, SetElement.of(k));
             } else {
-                b.noEndpoints(sel.anyEndpoints(), null, k);
+                b.noEndpoints(plan.external(), null, k);
             }
         }
     }

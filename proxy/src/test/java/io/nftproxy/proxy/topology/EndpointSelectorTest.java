@@ -94,8 +94,15 @@ class EndpointSelectorTest {
                 Arguments.of("a not-ready endpoint without node hints does not count", false, false, false,
                         List.of("1.0.0.1@node-a RS n=node-a", "1.0.0.2@node-b S", "1.0.0.3@node-b RS n=node-b"), List.of("1.0.0.1"),
                         List.of(), true),
-                Arguments.of("hints do not apply to local traffic policy", true, true, true,
-                        List.of("1.0.0.1@node-a RS h=z2", "1.0.0.2@node-b RS h=z1"), List.of(), List.of("1.0.0.1"), true));
+                Arguments.of("hints do not apply to local traffic policy (only to the cluster endpoints)", true, true, true,
+                        List.of("1.0.0.1@node-a RS h=z2", "1.0.0.2@node-b RS h=z1"), List.of("1.0.0.2"), List.of("1.0.0.1"), true),
+                // kube-proxy's UsesClusterEndpoints: a service taking external traffic keeps its
+                // cluster endpoints even with both policies Local, for pods' and the node's own
+                // traffic to its external frontends (short-circuited to every endpoint).
+                Arguments.of("iTP and eTP Local with a NodePort: cluster endpoints for the short-circuit", true, true, true,
+                        List.of("1.0.0.1@node-a", "1.0.0.2@node-b"), List.of("1.0.0.1", "1.0.0.2"), List.of("1.0.0.1"), true),
+                Arguments.of("iTP Local without external frontends: no cluster endpoints", false, true, true,
+                        List.of("1.0.0.1@node-a", "1.0.0.2@node-b"), List.of(), List.of("1.0.0.1"), true));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -1,0 +1,93 @@
+package io.nftproxy.proxy.plan;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.topology.EndpointSelection;
+import io.nftproxy.proxy.topology.EndpointSelector;
+
+/**
+ * What one service port does with its traffic in one IP family, decided once for every backend:
+ * the nftables renderer and the iptables reference renderer translate it into their layouts and
+ * decide nothing of their own. A pure function of the service port, its endpoints, the node and
+ * the configuration ({@link #of}), as kube-proxy's proxiers decide it from CategorizeEndpoints
+ * (usesClusterPolicyChain, hasInternalEndpoints, internalTrafficFilterTarget, ...).
+ *
+ * @param clusterEndpoints     the endpoints Cluster-policy traffic picks among; empty when the
+ *                             port sends no traffic there (no chain for them is needed)
+ * @param localEndpoints       the endpoints Local-policy traffic picks among; empty likewise
+ * @param internal             for the ClusterIPs: CLUSTER, LOCAL, REJECT or DROP
+ * @param external             for the NodePort, external and load-balancer IPs: CLUSTER,
+ *                             EXTERNAL_LOCAL, REJECT, DROP, or NONE without such frontends
+ * @param masqueradeExternal   whether external traffic is masqueraded (policy Cluster)
+ * @param firewall             for loadBalancerSourceRanges: the sources let through to the
+ *                             load-balancer IPs (the ranges, then the load-balancer IPs themselves
+ *                             when a range holds the node, whose traffic to its own VIP arrives
+ *                             from the VIP); empty: no firewall
+ */
+public record ServicePlan(ServicePort svc, IpFamily family, List<Endpoint> clusterEndpoints, List<Endpoint> localEndpoints,
+        Target internal, Target external, boolean masqueradeExternal, List<InetAddress> clusterIPs,
+        List<InetAddress> externalIPs, List<InetAddress> loadBalancerIPs, List<Cidr> firewall) {
+    public ServicePlan {
+        clusterEndpoints = List.copyOf(clusterEndpoints);
+        localEndpoints = List.copyOf(localEndpoints);
+        clusterIPs = List.copyOf(clusterIPs);
+        externalIPs = List.copyOf(externalIPs);
+        loadBalancerIPs = List.copyOf(loadBalancerIPs);
+        firewall = List.copyOf(firewall);
+    }
+
+    /** The plan of {@code svc} in family {@code f}; {@code endpoints} may hold both families. */
+    public static ServicePlan of(ServicePort svc, List<Endpoint> endpoints, NodeInfo node, ProxyConfig config, IpFamily f) {
+        List<Endpoint> eps = endpoints.stream().filter(e -> e.family() == f).toList();
+        EndpointSelection sel = EndpointSelector.select(svc, eps, node);
+        List<Endpoint> cluster = svc.usesClusterEndpoints() ? sel.cluster() : List.of();
+        List<Endpoint> local = svc.usesLocalEndpoints() ? sel.local() : List.of();
+        // No endpoint at all: rejected, so that clients fail fast. Endpoints, but none for this
+        // traffic (none ready, or none here under policy Local): dropped.
+        Target none = sel.anyEndpoints() ? Target.DROP : Target.REJECT;
+        Target internal = svc.internalPolicyLocal() ? (local.isEmpty() ? none : Target.LOCAL)
+                : (cluster.isEmpty() ? none : Target.CLUSTER);
+        Target external;
+        if (!svc.hasExternal()) {
+            external = Target.NONE;
+        } else if (svc.externalPolicyLocal()) {
+            // The short-circuit to the cluster endpoints applies only while the service has endpoints.
+            external = sel.anyEndpoints() ? Target.EXTERNAL_LOCAL : Target.REJECT;
+        } else {
+            external = cluster.isEmpty() ? none : Target.CLUSTER;
+        }
+        List<InetAddress> lbIPs = svc.loadBalancerIPs(f);
+        List<Cidr> ranges = svc.loadBalancerSourceRanges(f);
+        List<Cidr> firewall = new ArrayList<>();
+        if (!ranges.isEmpty() && !lbIPs.isEmpty()) {
+            firewall.addAll(ranges);
+            boolean holdsNode = ranges.stream().anyMatch(c -> config.nodeIPs().stream().anyMatch(c::contains)
+                    || node.addresses().stream().anyMatch(c::contains));
+            if (holdsNode) {
+                lbIPs.forEach(ip -> firewall.add(new Cidr(ip, f.addressBytes() * 8)));
+            }
+        }
+        return new ServicePlan(svc, f, cluster, local, internal, external, external == Target.CLUSTER, svc.clusterIPs(f),
+                svc.externalIPs(f), lbIPs, firewall);
+    }
+
+    /** Whether external traffic under policy Local finds endpoints on this node (else what is not short-circuited is dropped). */
+    public boolean externalHasLocalEndpoints() {
+        return !localEndpoints.isEmpty();
+    }
+
+    /** The external frontends with an address: external IPs, then load-balancer IPs. */
+    public List<InetAddress> externalFrontends() {
+        List<InetAddress> out = new ArrayList<>(externalIPs);
+        out.addAll(loadBalancerIPs);
+        return out;
+    }
+}

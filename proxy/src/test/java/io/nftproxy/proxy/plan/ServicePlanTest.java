@@ -1,0 +1,121 @@
+package io.nftproxy.proxy.plan;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+
+/**
+ * The plan both backends translate, as a table: a service port's shape and its endpoints → where
+ * each kind of traffic goes, which endpoints each chain picks among, masquerading and the firewall.
+ * Node "node-a" at 192.168.50.2.
+ */
+class ServicePlanTest {
+    static final NodeInfo NODE = new NodeInfo("node-a", null, List.of(Inet.parse("192.168.50.2")), false);
+    static final ProxyConfig CONFIG = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse("192.168.50.2"))).build();
+
+    /**
+     * {@code shape}: space-separated words: "nodeport", "lb" (203.0.113.1), "extip" (198.51.100.1),
+     * "v6" (a second ClusterIP fd00::1), "etp-local", "itp-local", "ranges=CIDR|CIDR".
+     * {@code endpoints}: "ip@node" with an optional "!" for not ready (and not serving).
+     */
+    static ServicePlan plan(String shape, String endpoints, IpFamily f) {
+        List<String> words = List.of(shape.split(" "));
+        List<java.net.InetAddress> clusterIPs = new ArrayList<>(List.of(Inet.parse("10.96.0.1")));
+        if (words.contains("v6")) {
+            clusterIPs.add(Inet.parse("fd00::1"));
+        }
+        ServicePort.Builder b = ServicePort.builder(new ServicePortName("ns", "svc", "http", Protocol.TCP), 80)
+                .clusterIPs(clusterIPs).nodePort(words.contains("nodeport") ? 30080 : 0)
+                .externalPolicyLocal(words.contains("etp-local")).internalPolicyLocal(words.contains("itp-local"));
+        if (words.contains("lb")) {
+            b.loadBalancerIPs(List.of(Inet.parse("203.0.113.1")));
+        }
+        if (words.contains("extip")) {
+            b.externalIPs(List.of(Inet.parse("198.51.100.1")));
+        }
+        words.stream().filter(w -> w.startsWith("ranges=")).findFirst().ifPresent(w ->
+                b.loadBalancerSourceRanges(List.of(w.substring(7).split("\\|")).stream().map(Cidr::parse).toList()));
+        List<Endpoint> eps = new ArrayList<>();
+        for (String e : endpoints.isBlank() ? new String[0] : endpoints.split(" ")) {
+            boolean ready = !e.endsWith("!");
+            String spec = ready ? e : e.substring(0, e.length() - 1);
+            eps.add(new Endpoint(Inet.parse(spec.substring(0, spec.indexOf('@'))), 8080, spec.substring(spec.indexOf('@') + 1),
+                    null, ready, ready, false, null, null));
+        }
+        return ServicePlan.of(b.build(), eps, NODE, CONFIG, f);
+    }
+
+    static String ips(List<Endpoint> eps) {
+        return String.join("|", eps.stream().map(e -> Inet.format(e.address())).toList());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = ';', nullValues = "-", value = {
+        // description; shape; endpoints; internal; external; masquerade external; cluster; local
+        "ClusterIP with endpoints; -; 10.0.0.1@node-a 10.0.0.2@node-b; CLUSTER; NONE; false; 10.0.0.1|10.0.0.2; ''",
+        "no endpoints: rejected; nodeport; ''; REJECT; REJECT; false; ''; ''",
+        "endpoints neither ready nor serving are none: rejected; nodeport; 10.0.0.1@node-a!; REJECT; REJECT; false; ''; ''",
+        "NodePort, policy Cluster: masqueraded; nodeport; 10.0.0.2@node-b; CLUSTER; CLUSTER; true; 10.0.0.2; ''",
+        "eTP Local with a local endpoint; nodeport etp-local; 10.0.0.1@node-a 10.0.0.2@node-b; CLUSTER; EXTERNAL_LOCAL; false;"
+                + " 10.0.0.1|10.0.0.2; 10.0.0.1",
+        "eTP Local, endpoints elsewhere only: short-circuit kept, the rest dropped; lb etp-local; 10.0.0.2@node-b; CLUSTER;"
+                + " EXTERNAL_LOCAL; false; 10.0.0.2; ''",
+        "eTP Local without any endpoint: rejected as kube-proxy does; nodeport etp-local; ''; REJECT; REJECT; false; ''; ''",
+        "iTP Local without a local endpoint: dropped; itp-local; 10.0.0.2@node-b; DROP; NONE; false; ''; ''",
+        "iTP Local with one; itp-local; 10.0.0.1@node-a 10.0.0.2@node-b; LOCAL; NONE; false; ''; 10.0.0.1",
+        "both Local with a NodePort: cluster endpoints for the short-circuit; nodeport etp-local itp-local; 10.0.0.2@node-b;"
+                + " DROP; EXTERNAL_LOCAL; false; 10.0.0.2; ''",
+        "iTP Local, eTP Cluster: internal local, external everywhere; extip itp-local; 10.0.0.1@node-a 10.0.0.2@node-b;"
+                + " LOCAL; CLUSTER; true; 10.0.0.1|10.0.0.2; 10.0.0.1",
+    })
+    void routes(String description, String shape, String endpoints, Target internal, Target external, boolean masq, String cluster,
+            String local) {
+        ServicePlan p = plan(shape == null ? "" : shape, endpoints, IpFamily.V4);
+        assertEquals(internal, p.internal(), "internal");
+        assertEquals(external, p.external(), "external");
+        assertEquals(masq, p.masqueradeExternal(), "masquerade external");
+        assertEquals(cluster, ips(p.clusterEndpoints()), "cluster endpoints");
+        assertEquals(local, ips(p.localEndpoints()), "local endpoints");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = ';', value = {
+        // description; shape; sources let through to the load-balancer IPs
+        "no ranges: no firewall; lb; ''",
+        "ranges without a load-balancer IP: no firewall; nodeport ranges=10.0.0.0/8; ''",
+        "the ranges; lb ranges=10.0.0.0/8|172.16.0.0/12; 10.0.0.0/8|172.16.0.0/12",
+        "a range holding the node: its own VIP as a source too; lb ranges=192.168.50.0/24; 192.168.50.0/24|203.0.113.1/32",
+        "ranges of the other family only: no firewall; lb ranges=fd00::/64; ''",
+    })
+    void firewall(String description, String shape, String allowed) {
+        assertEquals(allowed, String.join("|", plan(shape, "10.0.0.1@node-a", IpFamily.V4).firewall().stream()
+                .map(Cidr::toString).toList()));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = ';', value = {
+        "IPv4: its ClusterIP, its endpoint; V4; 10.96.0.1; 10.0.0.1; 198.51.100.1; 203.0.113.1",
+        "IPv6: its ClusterIP and endpoint, no external frontend of that family; V6; fd00::1; fd00::a; ''; ''",
+    })
+    void eachFamilyItsOwn(String description, IpFamily f, String clusterIPs, String cluster, String extIPs, String lbIPs) {
+        ServicePlan p = plan("v6 extip lb", "10.0.0.1@node-a fd00::a@node-a", f);
+        assertEquals(clusterIPs, String.join("|", p.clusterIPs().stream().map(Inet::format).toList()));
+        assertEquals(cluster, ips(p.clusterEndpoints()));
+        assertEquals(extIPs, String.join("|", p.externalIPs().stream().map(Inet::format).toList()));
+        assertEquals(lbIPs, String.join("|", p.loadBalancerIPs().stream().map(Inet::format).toList()));
+    }
+}
