@@ -86,6 +86,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--image", paramLabel = "TAG", description = "With --api-server: the image to run (deploy/image/build).")
     String image;
 
+    @Option(names = "--neighbour", description = "Also time another nftables user's one-element commits, in our network"
+            + " namespace and in another, while we commit the first full sync, a re-assertion and a rebuild.")
+    boolean neighbour;
+
     @Option(names = "--drift", description = "Also time the drift watcher's repair after someone else flushes one of"
             + " our chains, in another fresh namespace.")
     boolean drift;
@@ -174,9 +178,21 @@ final class BenchCommand implements Callable<Integer> {
             Syncer syncer = new Syncer(client, renderer, "nftproxy");
             ProxyState state = BenchState.synthetic(n, endpoints, 0);
             System.gc();
+            Neighbours near = neighbour ? new Neighbours(nsName) : null;
             long t0 = System.nanoTime();
             SyncResult full = syncer.sync(state, null);
             long fullNanos = System.nanoTime() - t0;
+            if (near != null) {
+                near.report("first full sync", t0, System.nanoTime());
+                long r0 = System.nanoTime();
+                syncer.sync(state, null);
+                near.report("re-assertion (full sync over our rules)", r0, System.nanoTime());
+                syncer.forgetCommitted();
+                long b0 = System.nanoTime();
+                syncer.sync(state, null);
+                near.report("rebuild (table replaced)", b0, System.nanoTime());
+                near.close();
+            }
 
             // Versioned, as the daemon's store keeps them: a new model costs the same at any size.
             VersionedMap<ServicePortName, ServicePort> svcs = new VersionedMap<>();
@@ -249,6 +265,32 @@ final class BenchCommand implements Callable<Integer> {
             }
         } finally {
             exec("ip", "netns", "del", nsName);
+        }
+    }
+
+    /** Two {@link NeighbourProbe}s, in our namespace and in one of their own, printed per phase. */
+    private static final class Neighbours implements AutoCloseable {
+        private final String otherNs;
+        private final NeighbourProbe same;
+        private final NeighbourProbe other;
+
+        Neighbours(String ours) throws Exception {
+            otherNs = ours + "-n";
+            exec("ip", "netns", "add", otherNs);
+            same = new NeighbourProbe(NetNamespace.named(ours), "same");
+            other = new NeighbourProbe(NetNamespace.named(otherNs), "other");
+        }
+
+        void report(String phase, long from, long to) {
+            System.out.printf("          %s, %.0f ms: another user's one-element commits waited: same namespace %s;"
+                    + " another namespace %s%n", phase, (to - from) / 1e6, same.summary(from, to), other.summary(from, to));
+        }
+
+        @Override
+        public void close() throws Exception {
+            same.close();
+            other.close();
+            exec("ip", "netns", "del", otherNs);
         }
     }
 

@@ -511,7 +511,8 @@ final class FastYaml {
 
     private String flowPlain(int parent) {
         int start = pos;
-        if (!plainStart(pos)) {
+        // In flow, a plain scalar may not begin with '-' before a flow indicator either (ns-plain-safe).
+        if (!plainStart(pos) || (at(pos) == '-' && ",[]{}".indexOf(at(pos + 1)) >= 0)) {
             throw new Unsupported("indicator in flow");
         }
         while (pos < end) {

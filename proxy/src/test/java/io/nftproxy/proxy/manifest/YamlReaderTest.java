@@ -100,7 +100,8 @@ class YamlReaderTest {
                 Arguments.of("a key beginning with an indicator", "a: 1\n,b: 2\n"),
                 Arguments.of("a key beginning with '@'", "@a: 1\n"),
                 Arguments.of("a flow key and its colon on two lines", "- {ips\n :[a]}\n"),
-                Arguments.of("a tab after the document marker", "a: 1\n---\t\nb: 2\n"));
+                Arguments.of("a tab after the document marker", "a: 1\n---\t\nb: 2\n"),
+                Arguments.of("a '-' alone as a value in flow", "- {port: 80, repeat: -, src: a}\n"));
     }
 
     @ParameterizedTest(name = "{0}")
