@@ -29,6 +29,7 @@ import io.nftproxy.tools.bench.BenchYaml;
 import io.nftproxy.tools.bench.CompareBench;
 import io.nftproxy.tools.bench.DaemonBench;
 import io.nftproxy.tools.bench.KubeProxyNftLayout;
+import io.nftproxy.tools.bench.NeighbourProbe;
 import io.nftproxy.tools.bench.ProcessDaemonBench;
 import io.nftproxy.tools.bench.Report;
 import io.nftproxy.proxy.config.ProxyConfig;

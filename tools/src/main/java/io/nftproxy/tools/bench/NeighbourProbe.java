@@ -3,6 +3,7 @@ package io.nftproxy.tools.bench;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.Bytes;
@@ -19,12 +20,15 @@ import io.nftproxy.netlink.nft.Transaction;
 /**
  * Another nftables user on the node (a CNI plugin, firewalld, another pod's table): on a netlink
  * socket and a thread of its own, it adds one element to a set in a table of its own, commits,
- * removes it, commits, back to back, and records when each commit started and how long it took.
+ * removes it, commits, every {@link #PACE_NANOS} (a pace that leaves the CPUs to us), and records
+ * when each commit started and how long it took.
  * nf_tables serialises every batch under one netlink mutex for all network namespaces, so what
  * it waits for is what our transactions make everyone wait for. (A thread here, not a process:
  * the kernel sees a socket and a batch either way; a process would add its own start-up.)
  */
 public final class NeighbourProbe implements AutoCloseable {
+    /** From the start of one commit to the start of the next, unless the commit takes longer. */
+    static final long PACE_NANOS = 5_000_000;
     private final NftClient client;
     private final Thread thread;
     private final NftSet set;
@@ -56,6 +60,7 @@ public final class NeighbourProbe implements AutoCloseable {
                 synchronized (commits) {
                     commits.add(new long[] {t0, took});
                 }
+                LockSupport.parkNanos(PACE_NANOS - took);
             }
         } catch (Exception e) {
             failure = e;
