@@ -181,6 +181,7 @@ public final class NftClient implements NftKernel, CounterReader, AutoCloseable 
     }
 
     /** Rules of a table, or of one chain of it when {@code chain} is not null; in chain order. */
+    @Override
     public List<Rule> listRules(Family family, String table, String chain) throws NftException {
         return dump(NFT_MSG_GETRULE, family, table, chain, NFT_MSG_NEWRULE, NftCodec::decodeRule);
     }

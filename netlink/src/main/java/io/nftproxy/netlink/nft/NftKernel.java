@@ -16,6 +16,11 @@ public interface NftKernel {
 
     boolean hasTable(Family family, String table) throws NftException;
 
+    /** The rules of one chain, in order; ENOENT when the table or the chain does not exist. */
+    default List<Rule> listRules(Family family, String table, String chain) throws NftException {
+        return readTable(family, table).rulesOf(chain);
+    }
+
     /** The elements of one set; ENOENT when the table or the set does not exist. */
     List<SetElement> listElements(Family family, String table, String set) throws NftException;
 

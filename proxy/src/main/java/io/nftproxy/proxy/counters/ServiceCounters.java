@@ -54,15 +54,9 @@ public final class ServiceCounters extends Collector implements SyncListener {
         this.table = table;
     }
 
-    /** Reads the counts a full sync is about to reset, so that only the sync's own moment is lost. */
-    @Override
-    public void beforeFullSync() {
-        read();
-    }
-
     @Override
     public void synced(SyncResult result, long durationNanos, ObjectStore.Snapshot snapshot) {
-        if (result.full()) {
+        if (result.elementsRecreated()) {
             recreated();
         }
         attributeWith(snapshot.state());

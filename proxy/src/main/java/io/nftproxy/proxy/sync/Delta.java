@@ -3,7 +3,6 @@ package io.nftproxy.proxy.sync;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -27,13 +26,11 @@ import io.nftproxy.proxy.render.Fragment;
  * the contributors that changed only. It writes the operations in an order the kernel accepts
  * within one transaction (references go before what they reference is deleted; what is referenced
  * exists before references to it are added), and after the kernel accepted them it updates the
- * committed state. With {@code reassert}, everything it touches is re-sent (flushed and added
- * again) to repair drift.
+ * committed state. (A re-assertion's repair re-sends what we hold separately: {@link ResendSlices}.)
  */
 final class Delta {
     private final TableState state;
     private final Map<Contributor, Fragment> replaced = new LinkedHashMap<>();
-    private final boolean reassert;
 
     private final Map<String, DesiredChain> chainsAdded = new LinkedHashMap<>();
     private final Map<String, DesiredChain> chainsChanged = new LinkedHashMap<>();
@@ -42,7 +39,6 @@ final class Delta {
     private final Map<String, NftSet> setsRemoved = new LinkedHashMap<>();
     private final Map<String, List<SetElement>> elementsRemoved = new LinkedHashMap<>();
     private final Map<String, List<SetElement>> elementsAdded = new LinkedHashMap<>();
-    private final Set<String> setsFlushed = new LinkedHashSet<>();
     /** After a partial change: per set, the keys whose count changed, to their element and count (null: gone). */
     private final Map<String, Map<Bytes, Kept>> changedElements = new HashMap<>();
     /** After counting every element again: the new tables. */
@@ -53,9 +49,8 @@ final class Delta {
     /**
      * @param changes contributor to its new fragment, or to null when the contributor is gone
      */
-    Delta(TableState state, Map<Contributor, Fragment> changes, boolean reassert) {
+    Delta(TableState state, Map<Contributor, Fragment> changes) {
         this.state = state;
-        this.reassert = reassert;
         this.replaced.putAll(changes);
         compute();
     }
@@ -70,7 +65,7 @@ final class Delta {
                 newOwners.put(c.chain().name(), e.getKey());
                 if (was == null) {
                     chainsAdded.put(c.chain().name(), c);
-                } else if (reassert || !was.equals(c)) {
+                } else if (!was.equals(c)) {
                     chainsChanged.put(c.chain().name(), c);
                 }
             }
@@ -109,11 +104,11 @@ final class Delta {
                 setsAdded.remove(s);
             }
         }
-        // Nothing committed yet (a first sync, a rebuild), or everything re-sent: the elements
-        // are counted afresh into new tables. Otherwise only the changed contributors' elements
-        // are compared with what was committed.
+        // Nothing committed yet (a first sync, a rebuild): the elements are counted afresh into
+        // new tables. Otherwise only the changed contributors' elements are compared with what
+        // was committed.
         boolean fresh = state.fragments.isEmpty() && state.elements.isEmpty();
-        if (fresh || reassert) {
+        if (fresh) {
             countedAll = true;
             computeAllElements();
         } else {
@@ -124,7 +119,7 @@ final class Delta {
     /**
      * Elements when every one is counted again: straight into the committed tables, without
      * per-key tallies (this is the largest sync there is, so its transient memory is the daemon's
-     * peak). With {@code reassert}, every managed set that stays is flushed and refilled.
+     * peak).
      */
     private void computeAllElements() {
         List<Fragment> all = new ArrayList<>();
@@ -158,15 +153,6 @@ final class Delta {
                 continue;
             }
             elementsAdded.put(set, a.getValue().build());
-        }
-        if (reassert) {
-            // Re-send every element of every managed set that stays, after flushing it.
-            for (String set : state.sets.keySet()) {
-                if (state.unmanagedSets.contains(set) || setsAdded.containsKey(set) || setsRemoved.containsKey(set)) {
-                    continue;
-                }
-                setsFlushed.add(set);
-            }
         }
     }
 
@@ -255,9 +241,6 @@ final class Delta {
         }
         for (Chain c : chainsRemoved.values()) {
             tx.flush(c);
-        }
-        for (String s : setsFlushed) {
-            tx.flush(state.sets.get(s));
         }
         elementsRemoved.forEach((set, els) -> tx.delete(new Elements(fam, t, set, els)));
         // 2. Delete what is no longer referenced.

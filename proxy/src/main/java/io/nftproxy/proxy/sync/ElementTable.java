@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.sync;
 
 import java.util.Arrays;
+import java.util.function.Consumer;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.PackedElements;
@@ -55,6 +56,15 @@ final class ElementTable {
 
     SetElement element(int slot) {
         return PackedElements.decode(entries[slot], 0);
+    }
+
+    /** Every element, packed, in slot order: for re-sending them without decoding. */
+    void forEachPacked(Consumer<byte[]> each) {
+        for (byte[] e : entries) {
+            if (e != null) {
+                each.accept(e);
+            }
+        }
     }
 
     /**

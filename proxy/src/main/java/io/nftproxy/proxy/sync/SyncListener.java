@@ -14,14 +14,6 @@ public interface SyncListener {
     default void queued(long epochMillis) {
     }
 
-    /**
-     * A full sync over the tables we hold (the hourly re-assertion) is about to rewrite every
-     * element: last chance to read what the kernel holds in them. Not called before a first sync
-     * or a rebuild, which must not wait.
-     */
-    default void beforeFullSync() {
-    }
-
     default void synced(SyncResult result, long durationNanos, ObjectStore.Snapshot snapshot) {
     }
 
@@ -42,11 +34,6 @@ public interface SyncListener {
             @Override
             public void queued(long epochMillis) {
                 listeners.forEach(l -> l.queued(epochMillis));
-            }
-
-            @Override
-            public void beforeFullSync() {
-                listeners.forEach(SyncListener::beforeFullSync);
             }
 
             @Override

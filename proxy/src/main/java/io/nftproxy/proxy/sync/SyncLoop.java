@@ -74,10 +74,6 @@ public final class SyncLoop implements AutoCloseable {
         ObjectStore.Snapshot snap = store.snapshot();
         long t0 = System.nanoTime();
         boolean doFull = full || syncer.needsFull();
-        if (doFull && !syncer.needsFull()) {
-            // Over tables we hold (not a first sync, not a rebuild, which should not wait).
-            listener.beforeFullSync();
-        }
         SyncResult r = syncer.sync(snap.state(), doFull ? null : snap.changed());
         long took = System.nanoTime() - t0;
         listener.synced(r, took, snap);

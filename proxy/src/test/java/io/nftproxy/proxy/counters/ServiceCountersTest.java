@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.counters;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.StringWriter;
@@ -27,6 +28,7 @@ import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.MapKeys;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.sync.PartialSyncPropertyTestAccess;
+import io.nftproxy.proxy.sync.SyncResult;
 import io.nftproxy.proxy.sync.Syncer;
 
 /**
@@ -154,7 +156,7 @@ class ServiceCountersTest {
     }
 
     @Test
-    void aFullSyncLosesNothingCountedBeforeIt() throws Exception {
+    void theHourlyReassertionCountsOnAndARebuildCarriesWhatWasRead() throws Exception {
         FakeNfTables fake = new FakeNfTables();
         Syncer syncer = new Syncer(fake, new NftRenderer(CFG), "nftproxy");
         ProxyState s = state(List.of(Endpoint.ready(ip("10.244.1.2"), 8080, "node-b")));
@@ -165,12 +167,20 @@ class ServiceCountersTest {
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 5, 0);
         assertEquals(5L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)));
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 3, 0); // between the scrape and the sync
-        // The hourly re-assertion, as the sync loop runs it: read, then every set flushed and refilled.
-        counters.beforeFullSync();
-        syncer.sync(s, null);
-        counters.recreated();
+        // The hourly re-assertion adds every element again, which leaves the kernel's elements
+        // (and their counts) as they are.
+        SyncResult reasserted = syncer.sync(s, null);
+        assertFalse(reasserted.elementsRecreated());
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 9, 0);
         assertEquals(17L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)),
-                "5 + 3 read just before the sync + 9 after it");
+                "5 + 3 + 9, counted on across the re-assertion");
+        // A rebuild creates every element anew: their counts start over, and what was last read is carried.
+        counters.read();
+        syncer.forgetCommitted();
+        SyncResult rebuilt = syncer.sync(s, null);
+        assertTrue(rebuilt.elementsRecreated());
+        counters.recreated();
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 4, 0);
+        assertEquals(21L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)), "17 carried + 4 after the rebuild");
     }
 }

@@ -18,7 +18,7 @@ import io.nftproxy.testkit.TestNetns;
 /**
  * The property test's random histories, synced into the kernel and into {@link FakeNfTables}
  * side by side: after every sync both hold the same tables. This keeps the fake honest for the
- * transactions the proxy actually sends.
+ * transactions the proxy actually sends, re-assertions included.
  */
 class FakeAgreesWithKernelKernelTest {
     @Test
@@ -42,9 +42,16 @@ class FakeAgreesWithKernelKernelTest {
                         changed.add(touched);
                     }
                     if (r.nextInt(2) == 0) {
-                        Set<ServicePortName> c = full ? null : Set.copyOf(changed);
-                        real.sync(m.state(), c);
+                        // Now and then the hourly re-assertion: the kernel must take every element
+                        // again as a no-op and read every chain back as we wrote it.
+                        boolean reassert = !full && r.nextInt(4) == 0;
+                        Set<ServicePortName> c = full || reassert ? null : Set.copyOf(changed);
+                        SyncResult done = real.sync(m.state(), c);
                         faked.sync(m.state(), c);
+                        if (reassert) {
+                            assertEquals(false, done.elementsRecreated(), "history " + seed + ", step " + s
+                                    + ": the re-assertion repaired in place");
+                        }
                         changed.clear();
                         full = false;
                         String kernel = PartialSyncPropertyTest.tables(client);

@@ -107,23 +107,4 @@ class SyncLoopTest {
             assertEquals(2, backend.forgotten.get(), "after each failure what was committed is forgotten: the retry rebuilds");
         }
     }
-
-    @Test
-    void listenersHearOfAFullSyncOverHeldTablesBeforeItStarts() throws Exception {
-        Recording backend = new Recording();
-        SyncListener listener = new SyncListener() {
-            @Override
-            public void beforeFullSync() {
-                backend.calls.add("before full");
-            }
-        };
-        try (SyncLoop loop = new SyncLoop(new ObjectStore("node-a"), backend, Duration.ZERO, Duration.ofHours(1), listener)) {
-            backend.needsFull = true; // the first sync: nothing to read yet, and it must not wait
-            loop.syncOnce(false);
-            backend.needsFull = false;
-            loop.syncOnce(false);
-            loop.syncOnce(true); // the hourly re-assertion
-            assertEquals(List.of("full", "partial", "before full", "full"), List.copyOf(backend.calls));
-        }
-    }
 }

@@ -1,6 +1,9 @@
 package io.nftproxy.proxy.sync;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
 import java.time.Duration;
@@ -14,7 +17,14 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.netlink.nft.Elements;
+import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.TableContents;
+import io.nftproxy.netlink.nft.Transaction;
+import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.testing.FakeNfTables;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
@@ -55,6 +65,7 @@ class SyncSpecificationTest {
     }
 
     final List<String> sent = new ArrayList<>();
+    FakeNfTables kernel;
     Syncer syncer;
     TreeMap<ServicePortName, ServicePort> services;
     Map<ServicePortName, List<Endpoint>> endpoints;
@@ -62,7 +73,7 @@ class SyncSpecificationTest {
 
     @BeforeEach
     void firstSync() throws Exception {
-        FakeNfTables kernel = new FakeNfTables();
+        kernel = new FakeNfTables();
         syncer = new Syncer(kernel, new NftRenderer(CFG), "nftproxy");
         syncer.commitThrough(tx -> {
             sent.add(tx.toString());
@@ -187,5 +198,66 @@ class SyncSpecificationTest {
                 add element ip nftproxy service-ips { 0x0a60000a0600000000500000 comment "shop/web:http" : goto svc-shop/web/tcp/80 }
                 add element ip nftproxy service-nodeports { 0x0600000075800000 comment "shop/web:http" : goto ext-shop/web/tcp/80 }
                 """, sync(WEB));
+    }
+
+    /**
+     * The hourly re-assertion: first what changed, exactly as a partial sync sends it; then every
+     * element we hold again, in transactions that only add: no set is flushed, no rule re-sent
+     * (rules are compared with the kernel's instead), so the kernel keeps its elements and their
+     * counters, and holds its lock for each transaction only briefly.
+     */
+    @Test
+    void aReassertionSendsTheChangeThenReAddsEveryElementAndNoRule() throws Exception {
+        endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.4", "node-b")));
+        TableContents before = kernel.readTable(Family.IP, "nftproxy");
+        syncer.sync(new ProxyState(services, endpoints, node), null);
+        String change = sent.get(0);
+        assertTrue(change.contains("add element ip nftproxy hairpin { 0x0af401040af40104 }"), change);
+        assertEquals(6, change.lines().count(), "the change as a partial sync sends it:\n" + change);
+        List<String> resent = sent.subList(1, sent.size());
+        assertTrue(resent.size() >= 2, "declarations, elements: " + resent.size());
+        for (String tx : resent) {
+            tx.lines().forEach(l -> assertTrue(l.startsWith("add table ") || l.startsWith("add set ") || l.startsWith("add map ")
+                    || l.startsWith("add chain ") || l.startsWith("add element "), l));
+        }
+        assertTrue(String.join("", resent).contains("0x0af401041f900000"), "the new endpoint is re-sent too");
+        TableContents after = kernel.readTable(Family.IP, "nftproxy");
+        assertEquals(before.elements().keySet(), after.elements().keySet());
+        assertEquals(before.rules().size(), after.rules().size(), "the same rules, once each");
+    }
+
+    @Test
+    void aReassertionBringsBackAnElementSomeoneDeleted() throws Exception {
+        SetElement hairpin = kernel.listElements(Family.IP, "nftproxy", NftRenderer.HAIRPIN).get(0);
+        kernel.commit(new Transaction().delete(new Elements(Family.IP, "nftproxy", NftRenderer.HAIRPIN, List.of(hairpin))));
+        SyncResult r = syncer.sync(new ProxyState(services, endpoints, node), null);
+        assertFalse(r.elementsRecreated(), "repaired in place");
+        assertTrue(kernel.listElements(Family.IP, "nftproxy", NftRenderer.HAIRPIN).stream()
+                .anyMatch(e -> e.key().equals(hairpin.key())), "the element is back");
+    }
+
+    @Test
+    void aChainSomeoneFlushedFailsTheReassertionAndTheRetryRebuilds() throws Exception {
+        kernel.commit(new Transaction().flush(kernel.readTable(Family.IP, "nftproxy").chains().stream()
+                .filter(c -> c.name().equals(NftRenderer.SERVICES)).findFirst().orElseThrow()));
+        NftException e = assertThrows(NftException.class, () -> syncer.sync(new ProxyState(services, endpoints, node), null));
+        assertTrue(e.getMessage().contains("chain services of table ip nftproxy differs from what we committed"), e.getMessage());
+        assertTrue(syncer.needsFull(), "what we hold is forgotten");
+        assertTrue(syncer.sync(new ProxyState(services, endpoints, node), null).elementsRecreated(), "rebuilt");
+        assertFalse(kernel.readTable(Family.IP, "nftproxy").rulesOf(NftRenderer.SERVICES).isEmpty(), "the chain's rules are back");
+    }
+
+    @Test
+    void anElementSomeoneChangedFailsTheReassertionAndTheRetryRebuilds() throws Exception {
+        SetElement svc = kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS).get(0);
+        kernel.commit(new Transaction().delete(new Elements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, List.of(svc)))
+                .add(new Elements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS,
+                        List.of(SetElement.of(svc.key(), Verdict.goTo("pick-1"))))));
+        assertThrows(NftException.class, () -> syncer.sync(new ProxyState(services, endpoints, node), null));
+        assertTrue(syncer.needsFull(), "what we hold is forgotten");
+        SyncResult r = syncer.sync(new ProxyState(services, endpoints, node), null);
+        assertTrue(r.elementsRecreated(), "rebuilt");
+        assertTrue(kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS).stream()
+                .anyMatch(e -> e.key().equals(svc.key()) && e.data().equals(svc.data())), "the element as we had it");
     }
 }
