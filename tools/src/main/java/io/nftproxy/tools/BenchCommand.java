@@ -22,7 +22,7 @@ import picocli.CommandLine.Option;
 import io.nftproxy.proxy.cli.Main;
 import io.nftproxy.proxy.config.Durations;
 import io.nftproxy.ffi.NetNamespace;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.tools.bench.ApiServerBench;
 import io.nftproxy.tools.bench.BenchState;
 import io.nftproxy.tools.bench.BenchYaml;

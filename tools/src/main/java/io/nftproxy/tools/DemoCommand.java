@@ -24,7 +24,7 @@ import picocli.CommandLine.Option;
 
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;

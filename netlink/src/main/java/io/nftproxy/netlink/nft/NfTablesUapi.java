@@ -1,10 +1,11 @@
 package io.nftproxy.netlink.nft;
 
+
 /**
  * Constants of the kernel's user API header linux/netfilter/nf_tables.h (and libnftnl's user data
  * types), named as there (checked against the 6.x headers). Not to be confused with
- * {@link NftKernel} (what a program needs of nf_tables), {@link NftClient} (the kernel's, over
- * netlink) or {@link NftCodec} (messages to and from the wire).
+ * {@link NftKernel} (what a program needs of nf_tables), {@link io.nftproxy.netlink.nft.client.NftClient} (the kernel's, over
+ * netlink) or {@link io.nftproxy.netlink.nft.wire.NftCodec} (messages to and from the wire).
  */
 public final class NfTablesUapi {
     // enum nf_tables_msg_types

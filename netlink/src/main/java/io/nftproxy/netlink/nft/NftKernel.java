@@ -4,7 +4,7 @@ import java.util.List;
 
 /**
  * What a program that owns tables needs of nf_tables: commit a transaction atomically, read a
- * table back, and the ruleset's generation id. {@link NftClient} is the kernel's;
+ * table back, and the ruleset's generation id. {@link io.nftproxy.netlink.nft.client.NftClient} is the kernel's;
  * {@link io.nftproxy.netlink.testing.FakeNfTables} an in-memory one for tests without privileges.
  */
 public interface NftKernel {

@@ -32,7 +32,7 @@ public record NftTrace(long id, Type type, Family family, String table, String c
             return code;
         }
 
-        static Type of(int code) {
+        public static Type of(int code) {
             for (Type t : values()) {
                 if (t.code == code) {
                     return t;

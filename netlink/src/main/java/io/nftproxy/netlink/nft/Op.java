@@ -1,5 +1,7 @@
 package io.nftproxy.netlink.nft;
 
+import io.nftproxy.netlink.nft.print.NftPrinter;
+
 /** One operation of a transaction: a verb applied to a plain value object. */
 public record Op(Verb verb, NftObject object) {
     public enum Verb {

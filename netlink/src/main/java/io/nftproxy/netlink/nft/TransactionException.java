@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.nft;
 
+import io.nftproxy.netlink.nft.print.NftPrinter;
 import java.util.List;
 
 /**

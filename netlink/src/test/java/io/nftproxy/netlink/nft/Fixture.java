@@ -28,27 +28,27 @@ import io.nftproxy.netlink.nft.expr.Reject;
  * A ruleset that uses every object type and expression the library models, in the three
  * families, shaped like what a service proxy writes.
  */
-final class Fixture {
-    static final String T = "nftp";
-    static final int R9 = 9;   // NFT_REG32_01
-    static final int R10 = 10; // NFT_REG32_02
+public final class Fixture {
+    public static final String T = "nftp";
+    public static final int R9 = 9;   // NFT_REG32_01
+    public static final int R10 = 10; // NFT_REG32_02
 
-    final Table ip = new Table(Family.IP, T);
-    final Table ip6 = new Table(Family.IP6, T);
-    final Table inet = new Table(Family.INET, T);
+    public final Table ip = new Table(Family.IP, T);
+    public final Table ip6 = new Table(Family.IP6, T);
+    public final Table inet = new Table(Family.INET, T);
 
-    final NftSet svcIps = NftSet.set(Family.IP, T, "svc-ips", DataType.IPV4_ADDR).withComment("cluster IPs");
-    final NftSet services = NftSet.map(Family.IP, T, "services", DataType.VERDICT,
+    public final NftSet svcIps = NftSet.set(Family.IP, T, "svc-ips", DataType.IPV4_ADDR).withComment("cluster IPs");
+    public final NftSet services = NftSet.map(Family.IP, T, "services", DataType.VERDICT,
             DataType.IPV4_ADDR, DataType.INET_PROTO, DataType.INET_SERVICE);
-    final NftSet cidrs = NftSet.set(Family.IP, T, "cluster-cidrs", DataType.IPV4_ADDR).withFlags(NfTablesUapi.NFT_SET_INTERVAL);
-    final NftSet affinity = NftSet.set(Family.IP, T, "affinity-a", DataType.IPV4_ADDR)
+    public final NftSet cidrs = NftSet.set(Family.IP, T, "cluster-cidrs", DataType.IPV4_ADDR).withFlags(NfTablesUapi.NFT_SET_INTERVAL);
+    public final NftSet affinity = NftSet.set(Family.IP, T, "affinity-a", DataType.IPV4_ADDR)
             .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(10_800_000);
-    final NftSet endpoints = NftSet.map(Family.IP, T, "endpoints", DataType.IPV4_ADDR, DataType.INET_SERVICE);
-    final NftSet marks = NftSet.map(Family.IP, T, "marks", DataType.MARK, DataType.IPV4_ADDR);
-    final NftSet v6svc = NftSet.map(Family.IP6, T, "services6", DataType.VERDICT,
+    public final NftSet endpoints = NftSet.map(Family.IP, T, "endpoints", DataType.IPV4_ADDR, DataType.INET_SERVICE);
+    public final NftSet marks = NftSet.map(Family.IP, T, "marks", DataType.MARK, DataType.IPV4_ADDR);
+    public final NftSet v6svc = NftSet.map(Family.IP6, T, "services6", DataType.VERDICT,
             DataType.IPV6_ADDR, DataType.INET_PROTO, DataType.INET_SERVICE);
 
-    static Bytes key(Bytes... parts) {
+    public static Bytes key(Bytes... parts) {
         List<Bytes> padded = new ArrayList<>();
         for (Bytes p : parts) {
             padded.add(p.padTo4());
@@ -56,15 +56,15 @@ final class Fixture {
         return Bytes.concat(padded.toArray(new Bytes[0]));
     }
 
-    static List<Expr> x(Expr... e) {
+    public static List<Expr> x(Expr... e) {
         return List.of(e);
     }
 
-    Rule rule(Family f, String chain, Expr... e) {
+    public Rule rule(Family f, String chain, Expr... e) {
         return Rule.of(f, T, chain, List.of(e));
     }
 
-    Transaction transaction() {
+    public Transaction transaction() {
         Transaction tx = new Transaction();
         tx.add(ip).add(ip6).add(inet);
         // chains

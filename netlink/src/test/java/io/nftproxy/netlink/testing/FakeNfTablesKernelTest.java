@@ -18,7 +18,7 @@ import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Hook;
 import io.nftproxy.netlink.nft.NfTablesUapi;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.NftKernel;
 import io.nftproxy.netlink.nft.NftSet;

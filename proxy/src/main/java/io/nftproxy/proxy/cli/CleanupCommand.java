@@ -4,7 +4,7 @@ import java.util.concurrent.Callable;
 
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.Family;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.proxy.config.ProxyConfig;

@@ -19,7 +19,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.events.EventRecorder;

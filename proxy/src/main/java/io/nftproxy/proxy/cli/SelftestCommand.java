@@ -14,7 +14,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.nftproxy.netlink.nft.Inet;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.proxy.config.KubeProxyConfigReader;
 import io.nftproxy.proxy.config.ProxyConfig;

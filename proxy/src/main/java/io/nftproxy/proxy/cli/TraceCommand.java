@@ -12,7 +12,7 @@ import picocli.CommandLine.Option;
 
 import io.nftproxy.proxy.config.Durations;
 import io.nftproxy.netlink.nft.Inet;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;

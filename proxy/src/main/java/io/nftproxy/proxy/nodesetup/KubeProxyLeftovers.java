@@ -10,7 +10,7 @@ import org.slf4j.LoggerFactory;
 
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Family;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.Op;
 import io.nftproxy.netlink.nft.Rule;

@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
 
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.ct.ConntrackClient;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.counters.ServiceCounters;

@@ -8,10 +8,10 @@ import org.slf4j.LoggerFactory;
 
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.CommitStats;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.NftEvent;
 import io.nftproxy.netlink.nft.NftException;
-import io.nftproxy.netlink.nft.NftMonitor;
+import io.nftproxy.netlink.nft.monitor.NftMonitor;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.proxy.render.Names;
 

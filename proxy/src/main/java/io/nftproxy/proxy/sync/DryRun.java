@@ -4,7 +4,7 @@ import java.util.function.Consumer;
 
 import io.nftproxy.netlink.msg.MessageWriter;
 import io.nftproxy.netlink.nft.CommitStats;
-import io.nftproxy.netlink.nft.NftCodec;
+import io.nftproxy.netlink.nft.wire.NftCodec;
 import io.nftproxy.netlink.nft.Op;
 import io.nftproxy.netlink.nft.Transaction;
 

@@ -8,7 +8,7 @@ import io.nftproxy.ffi.Errno;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Hook;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.Transaction;

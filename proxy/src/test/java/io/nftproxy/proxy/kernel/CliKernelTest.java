@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Family;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.proxy.cli.Main;

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Family;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.sandbox.Netns;
 

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.sandbox.Netns;

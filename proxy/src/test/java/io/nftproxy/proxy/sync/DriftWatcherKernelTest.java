@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Family;
-import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.netlink.nft.NftMonitor;
+import io.nftproxy.netlink.nft.client.NftClient;
+import io.nftproxy.netlink.nft.monitor.NftMonitor;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.sandbox.Sandbox;

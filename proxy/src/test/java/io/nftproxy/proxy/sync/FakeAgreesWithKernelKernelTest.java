@@ -8,7 +8,7 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.testing.FakeNfTables;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.NftRenderer;

@@ -11,7 +11,7 @@ import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Table;

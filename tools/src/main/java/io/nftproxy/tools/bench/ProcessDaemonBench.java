@@ -23,7 +23,7 @@ import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.NftEvent;
-import io.nftproxy.netlink.nft.NftMonitor;
+import io.nftproxy.netlink.nft.monitor.NftMonitor;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.ProxyState;

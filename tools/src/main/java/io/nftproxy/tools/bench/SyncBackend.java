@@ -17,7 +17,7 @@ import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.exporter.common.TextFormat;
 
 import io.nftproxy.ffi.NetNamespace;
-import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.counters.ServiceCounters;
 import io.nftproxy.proxy.iptables.IptablesRenderer;
