@@ -144,20 +144,20 @@ public final class KubernetesSource implements Source {
         services = client.services().inAnyNamespace().withLabelSelector(selector).runnableInformer(resyncMillis)
                 .itemStore(reduced(Service.class, json));
         Delivery serviceEvents = new Delivery();
-        services.addEventHandler(handler(json, "Service", serviceEvents));
+        services.addEventHandler(handler("Service", serviceEvents));
         slices = client.discovery().v1().endpointSlices().inAnyNamespace().withLabelSelector(selector).runnableInformer(resyncMillis)
                 .itemStore(reduced(EndpointSlice.class, json));
         Delivery sliceEvents = new Delivery();
-        slices.addEventHandler(handler(json, "EndpointSlice", sliceEvents));
+        slices.addEventHandler(handler("EndpointSlice", sliceEvents));
         String node = store.node().name();
         nodes = client.nodes().withField("metadata.name", node).runnableInformer(resyncMillis);
         Delivery nodeEvents = new Delivery();
-        nodes.addEventHandler(handler(json, "Node", nodeEvents));
+        nodes.addEventHandler(handler("Node", nodeEvents));
         List<CompletableFuture<Void>> listed = new ArrayList<>();
         if (watchServiceCidrs) {
             serviceCidrs = client.network().v1().serviceCIDRs().runnableInformer(resyncMillis);
             Delivery cidrEvents = new Delivery();
-            serviceCidrs.addEventHandler(handler(json, "ServiceCIDR", cidrEvents));
+            serviceCidrs.addEventHandler(handler("ServiceCIDR", cidrEvents));
             listed.add(startServiceCidrs().thenCompose(v -> cidrEvents.after(serviceCidrs)));
         }
         listed.add(start(services, "services").thenCompose(v -> serviceEvents.after(services)));
@@ -307,13 +307,10 @@ public final class KubernetesSource implements Source {
         }
     }
 
-    private <T extends HasMetadata> ResourceEventHandler<T> handler(KubernetesSerialization json, String kind,
-                                                                    Delivery delivery) {
+    private <T extends HasMetadata> ResourceEventHandler<T> handler(String kind, Delivery delivery) {
         Consumer<T> upsert = obj -> {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> tree = json.convertValue(obj, Map.class);
-            tree.putIfAbsent("kind", kind); // list items may come without their kind
-            for (KubeObject o : KubeModel.objects(tree, store.selection(), problem -> LOG.error("{} {}: {}", kind, name(obj), problem))) {
+            KubeObject o = KubeModel.object(obj, store.selection(), problem -> LOG.error("{} {}: {}", kind, name(obj), problem));
+            if (o != null) {
                 store.put(o);
             }
         };
@@ -352,15 +349,7 @@ public final class KubernetesSource implements Source {
     }
 
     static ObjectKey key(String kind, HasMetadata o) {
-        ObjectKey.Kind k = switch (kind) {
-            case "Service" -> ObjectKey.Kind.SERVICE;
-            case "EndpointSlice" -> ObjectKey.Kind.ENDPOINT_SLICE;
-            case "ServiceCIDR" -> ObjectKey.Kind.SERVICE_CIDR;
-            default -> ObjectKey.Kind.NODE;
-        };
-        ObjectKey cluster = new ObjectKey(k, "", o.getMetadata().getName());
-        return cluster.clusterScoped() ? cluster : new ObjectKey(k, ObjectKey.namespace(o.getMetadata().getNamespace()),
-                o.getMetadata().getName());
+        return ObjectKey.of(ObjectKey.Kind.of(kind), o.getMetadata().getNamespace(), o.getMetadata().getName());
     }
 
     @Override

@@ -14,11 +14,30 @@ public record ObjectKey(Kind kind, String namespace, String name) {
         public String apiKind() {
             return apiKind;
         }
+
+        /** The kind of an API object's {@code kind}, null for one the proxy does not read. */
+        public static Kind of(String apiKind) {
+            for (Kind k : values()) {
+                if (k.apiKind.equals(apiKind)) {
+                    return k;
+                }
+            }
+            return null;
+        }
+
+        public boolean clusterScoped() {
+            return this == NODE || this == SERVICE_CIDR;
+        }
+    }
+
+    /** The key of an object as its metadata gives it: no namespace for a cluster-scoped kind, "default" when absent. */
+    public static ObjectKey of(Kind kind, String namespace, String name) {
+        return new ObjectKey(kind, kind.clusterScoped() ? "" : namespace(namespace).intern(), name);
     }
 
     /** Whether objects of this kind have no namespace (Nodes, ServiceCIDRs). */
     public boolean clusterScoped() {
-        return kind == Kind.NODE || kind == Kind.SERVICE_CIDR;
+        return kind.clusterScoped();
     }
 
     /** One rule for namespaces everywhere: absent or empty means "default" (Nodes have none). */

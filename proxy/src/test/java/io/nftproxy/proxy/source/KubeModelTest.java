@@ -114,13 +114,15 @@ class KubeModelTest {
         }
         assertEquals(fromYaml, convert(Json.documents(text.toString())));
 
-        // And as fabric8's typed objects, as an informer delivers them, converted as KubernetesSource does.
-        List<Object> trees = new ArrayList<>();
+        // And as fabric8's typed objects, as an informer delivers them, read as KubernetesSource reads them.
+        List<KubeObject> typed = new ArrayList<>();
+        List<String> problems = new ArrayList<>();
         for (Object d : yamlDocs) {
-            HasMetadata typed = json.unmarshal(json.asJson(d));
-            trees.add(json.convertValue(typed, Map.class));
+            HasMetadata obj = json.unmarshal(json.asJson(d));
+            typed.add(KubeModel.object(obj, ProxySelection.DEFAULT, problems::add));
         }
-        assertEquals(fromYaml, convert(trees));
+        assertEquals(List.of(), problems);
+        assertEquals(fromYaml, typed);
     }
 
     @Test
