@@ -79,6 +79,10 @@ final class ServiceReader {
         Integer nodePort() throws InvalidObjectException;
     }
 
+    /** A port as the API client typed it. */
+    record TypedPort(String name, String protocol, Integer port, Integer nodePort) implements PortView {
+    }
+
     /** One {@code status.loadBalancer.ingress} entry. */
     record Ingress(String ip, String ipMode) {
     }
@@ -403,27 +407,7 @@ final class ServiceReader {
             public List<PortView> ports() {
                 List<PortView> out = new ArrayList<>();
                 for (io.fabric8.kubernetes.api.model.ServicePort p : orEmpty(spec.getPorts())) {
-                    out.add(p == null ? null : new PortView() {
-                        @Override
-                        public String name() {
-                            return p.getName();
-                        }
-
-                        @Override
-                        public String protocol() {
-                            return p.getProtocol();
-                        }
-
-                        @Override
-                        public Integer port() {
-                            return p.getPort();
-                        }
-
-                        @Override
-                        public Integer nodePort() {
-                            return p.getNodePort();
-                        }
-                    });
+                    out.add(p == null ? null : new TypedPort(p.getName(), p.getProtocol(), p.getPort(), p.getNodePort()));
                 }
                 return out;
             }

@@ -94,6 +94,10 @@ final class SliceReader {
         String protocol() throws InvalidObjectException;
     }
 
+    /** A port as the API client typed it. */
+    record TypedPort(Integer port, String name, String protocol) implements PortView {
+    }
+
     static SliceRecord read(ObjectKey key, View slice) {
         List<String> errors = new ArrayList<>();
         String svc = slice.serviceName();
@@ -361,22 +365,7 @@ final class SliceReader {
             public List<PortView> ports() {
                 List<PortView> out = new ArrayList<>();
                 for (EndpointPort p : ServiceReader.orEmpty(slice.getPorts())) {
-                    out.add(p == null ? null : new PortView() {
-                        @Override
-                        public Integer port() {
-                            return p.getPort();
-                        }
-
-                        @Override
-                        public String name() {
-                            return p.getName();
-                        }
-
-                        @Override
-                        public String protocol() {
-                            return p.getProtocol();
-                        }
-                    });
+                    out.add(p == null ? null : new TypedPort(p.getPort(), p.getName(), p.getProtocol()));
                 }
                 return out;
             }
