@@ -66,6 +66,11 @@ final class BenchCommand implements Callable<Integer> {
             + " services, then one full sync), in another fresh namespace.")
     boolean runOnce;
 
+    @Option(names = "--run-once-heap", paramLabel = "SIZE", description = "With --run-once: every service in one file, and"
+            + " the one-shot JVM limited to -XmxSIZE (e.g. 256m), as bin/nftproxy run --once starts it with"
+            + " NFTPROXY_JAVA_OPTS=-XmxSIZE.")
+    String runOnceHeap;
+
     @Option(names = "--watch", description = "Also run the daemon on a watched directory of one file per service and"
             + " time file replacements to the kernel's ack, in another fresh namespace.")
     boolean watch;
@@ -343,20 +348,25 @@ final class BenchCommand implements Callable<Integer> {
         String other = ours + "-once";
         try {
             // Files of up to 5,000 services (about 6 MB): one file per namespace-sized group, as
-            // large clusters' manifests come, and within the 64 MiB limit on one file.
+            // large clusters' manifests come, and within the 64 MiB limit on one file. With a heap
+            // limit, one file of them all: the one-shot must not need more than the daemon.
+            int perFile = runOnceHeap == null ? 5000 : Integer.MAX_VALUE;
             StringBuilder sb = new StringBuilder();
             long bytes = 0;
             int i = 0;
             for (ServicePort svc : state.services().values()) {
                 BenchYaml.append(sb, svc, state.endpointsOf(svc.id()), "-x");
-                if (++i % 5000 == 0 || i == state.services().size()) {
-                    Files.writeString(dir.resolve(String.format("services-%03d.yaml", i / 5000)), sb);
+                if (++i % perFile == 0 || i == state.services().size()) {
+                    Files.writeString(dir.resolve(String.format("services-%03d.yaml", i / perFile)), sb);
                     bytes += sb.length();
                     sb.setLength(0);
                 }
             }
             exec("ip", "netns", "add", other);
             List<String> cmd = new ArrayList<>(freshJvm());
+            if (runOnceHeap != null) {
+                cmd.addAll(1, List.of("-Xmx" + runOnceHeap, "-XX:+ExitOnOutOfMemoryError"));
+            }
             cmd.addAll(List.of("run", "--manifests", dir.toString(), "--netns", other, "--once",
                     "--hostname-override", "node-a", "--cluster-cidr", "10.128.0.0/9", "--service-cidr", "10.96.0.0/12",
                     "--node-ip", "192.168.50.2"));
@@ -367,8 +377,9 @@ final class BenchCommand implements Callable<Integer> {
                 peak = Math.max(peak, DaemonBench.status(p.pid(), "VmHWM:"));
             }
             long took = System.nanoTime() - t0;
-            System.out.printf("          run --manifests (%.1f MB of YAML) --once, fresh JVM: %.0f ms wall, peak RSS >= %d MB, exit %d%n",
-                    bytes / 1e6, took / 1e6, peak >> 20, p.exitValue());
+            System.out.printf("          run --manifests (%.1f MB of YAML in %s) --once, fresh JVM%s: %.0f ms wall, peak RSS >= %d MB, exit %d%n",
+                    bytes / 1e6, perFile == Integer.MAX_VALUE ? "one file" : "files of 5,000 services",
+                    runOnceHeap == null ? "" : " -Xmx" + runOnceHeap, took / 1e6, peak >> 20, p.exitValue());
         } finally {
             exec("ip", "netns", "del", other);
             try (var s = Files.walk(dir)) {

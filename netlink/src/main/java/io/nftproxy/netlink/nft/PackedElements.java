@@ -335,6 +335,35 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
         return new SetElement(key, keyEnd, data, timeout, expires, flags, comment);
     }
 
+    /** How many bytes the element starting at {@code o} takes, read from its own bits and lengths. */
+    public static int packedLength(byte[] in, int o) {
+        int start = o;
+        int bits = in[o++];
+        o += 1 + (in[o] & 0xff);
+        if ((bits & HAS_KEY_END) != 0) {
+            o += 1 + (in[o] & 0xff);
+        }
+        if ((bits & HAS_VALUE) != 0) {
+            o += 1 + (in[o] & 0xff);
+        } else if ((bits & HAS_VERDICT) != 0) {
+            int n = ((in[o + 4] & 0xff) << 8) | (in[o + 5] & 0xff);
+            o += 6 + (n == NO_CHAIN ? 0 : n);
+        }
+        if ((bits & HAS_TIMEOUT) != 0) {
+            o += 8;
+        }
+        if ((bits & HAS_EXPIRES) != 0) {
+            o += 8;
+        }
+        if ((bits & HAS_FLAGS) != 0) {
+            o += 4;
+        }
+        if ((bits & HAS_COMMENT) != 0) {
+            o += 1 + (in[o] & 0xff);
+        }
+        return o - start;
+    }
+
     private static Verdict constant(Verdict.Kind kind) {
         return switch (kind) {
             case ACCEPT -> Verdict.ACCEPT;

@@ -45,6 +45,7 @@ class PackedElementsTest {
             assertEquals(in.get(i), packed.get(i), "element " + i);
             assertEquals(in.get(i), PackedElements.decode(PackedElements.pack(in.get(i)), 0), "alone, element " + i);
             assertEquals(PackedElements.pack(in.get(i)).length, packed.length(i));
+            assertEquals(packed.length(i), PackedElements.packedLength(packed.bytes(), packed.offset(i)), "length read in place, element " + i);
         }
         assertEquals(in, packed);
         assertEquals(packed, in);

@@ -10,13 +10,17 @@ import io.nftproxy.netlink.nft.SetElement;
 /**
  * The elements we committed to one set, each with the number of fragments that contribute it,
  * found by key. It holds every element of the table for as long as the daemon runs (about 700,000
- * at 30,000 services), so it keeps each as one array of its packed bytes in an open-addressing
- * table with the key's hash and the count beside it: about 65 bytes an element, where a
- * {@code HashMap} of element objects took about 200. Linear probing, deletion by shifting back
- * (no tombstones). Not thread-safe.
+ * at 30,000 services), so an element is where its packed bytes already are — the array of the
+ * fragment or of the batch it came in, and its offset there — not a copy: the slot is a reference,
+ * an offset, the key's hash and the count (about 28 bytes an element at the table's load, where a
+ * copied array each took about 75 and a {@code HashMap} of element objects about 200). A first
+ * sync therefore holds the elements' bytes twice (fragments, batch), not three times. An array
+ * stays alive while one of its elements does: at most the arrays of the elements' first commit.
+ * Linear probing, deletion by shifting back (no tombstones). Not thread-safe.
  */
 final class ElementTable {
-    private byte[][] entries;
+    private byte[][] arrays;
+    private int[] offsets;
     private int[] hashes;
     private int[] refs;
     private int size;
@@ -26,7 +30,12 @@ final class ElementTable {
         while (cap * 7L / 10 < expected) {
             cap <<= 1;
         }
-        entries = new byte[cap][];
+        allocate(cap);
+    }
+
+    private void allocate(int cap) {
+        arrays = new byte[cap][];
+        offsets = new int[cap];
         hashes = new int[cap];
         refs = new int[cap];
     }
@@ -37,14 +46,13 @@ final class ElementTable {
 
     /** The slot of the element with this key, or -1. */
     int find(Bytes key) {
-        int mask = entries.length - 1;
+        int mask = arrays.length - 1;
         int h = key.hashCode();
         for (int i = h & mask; ; i = (i + 1) & mask) {
-            byte[] e = entries[i];
-            if (e == null) {
+            if (arrays[i] == null) {
                 return -1;
             }
-            if (hashes[i] == h && PackedElements.keyEquals(e, 0, key)) {
+            if (hashes[i] == h && PackedElements.keyEquals(arrays[i], offsets[i], key)) {
                 return i;
             }
         }
@@ -55,35 +63,42 @@ final class ElementTable {
     }
 
     SetElement element(int slot) {
-        return PackedElements.decode(entries[slot], 0);
+        return PackedElements.decode(arrays[slot], offsets[slot]);
     }
 
-    /** Every element, packed, in slot order: for re-sending them without decoding. */
-    void forEachPacked(Consumer<byte[]> each) {
-        for (byte[] e : entries) {
-            if (e != null) {
-                each.accept(e);
+    /** Every element, packed (its array and offset), in slot order: for re-sending them without decoding. */
+    void forEachPacked(PackedConsumer each) {
+        for (int i = 0; i < arrays.length; i++) {
+            if (arrays[i] != null) {
+                each.accept(arrays[i], offsets[i]);
             }
         }
     }
 
+    /** An element's packed bytes where they are: in {@code bytes} from {@code offset}. */
+    @FunctionalInterface
+    interface PackedConsumer {
+        void accept(byte[] bytes, int offset);
+    }
+
     /**
-     * Counts element i of {@code src} once more, adding it with one reference when its key is new.
-     * True when it was new: the first contribution of a key is the one kept.
+     * Counts element i of {@code src} once more, adding it with one reference when its key is new
+     * (kept where it is in {@code src}'s array). True when it was new: the first contribution of
+     * a key is the one kept.
      */
     boolean addOrCount(PackedElements src, int i) {
         byte[] b = src.bytes();
         int off = src.offset(i);
         int h = PackedElements.keyHash(b, off);
-        int mask = entries.length - 1;
+        int mask = arrays.length - 1;
         int s = h & mask;
-        for (; entries[s] != null; s = (s + 1) & mask) {
-            if (hashes[s] == h && PackedElements.keyEquals(entries[s], 0, b, off)) {
+        for (; arrays[s] != null; s = (s + 1) & mask) {
+            if (hashes[s] == h && PackedElements.keyEquals(arrays[s], offsets[s], b, off)) {
                 refs[s]++;
                 return false;
             }
         }
-        insertAt(s, h, src.packed(i), 1);
+        insertAt(s, h, b, off, 1);
         return true;
     }
 
@@ -94,23 +109,25 @@ final class ElementTable {
         }
         Bytes key = el.key();
         int h = key.hashCode();
-        int mask = entries.length - 1;
+        int mask = arrays.length - 1;
         int s = h & mask;
-        for (; entries[s] != null; s = (s + 1) & mask) {
-            if (hashes[s] == h && PackedElements.keyEquals(entries[s], 0, key)) {
-                entries[s] = PackedElements.pack(el);
+        for (; arrays[s] != null; s = (s + 1) & mask) {
+            if (hashes[s] == h && PackedElements.keyEquals(arrays[s], offsets[s], key)) {
+                arrays[s] = PackedElements.pack(el);
+                offsets[s] = 0;
                 refs[s] = count;
                 return;
             }
         }
-        insertAt(s, h, PackedElements.pack(el), count);
+        insertAt(s, h, PackedElements.pack(el), 0, count);
     }
 
-    private void insertAt(int s, int h, byte[] packed, int count) {
-        entries[s] = packed;
+    private void insertAt(int s, int h, byte[] bytes, int offset, int count) {
+        arrays[s] = bytes;
+        offsets[s] = offset;
         hashes[s] = h;
         refs[s] = count;
-        if (++size * 10L > entries.length * 7L) {
+        if (++size * 10L > arrays.length * 7L) {
             grow();
         }
     }
@@ -121,42 +138,43 @@ final class ElementTable {
         if (s < 0) {
             return;
         }
-        int mask = entries.length - 1;
+        int mask = arrays.length - 1;
         // Shift back the run after the hole, so that every probe sequence stays unbroken.
         int hole = s;
-        for (int i = (s + 1) & mask; entries[i] != null; i = (i + 1) & mask) {
+        for (int i = (s + 1) & mask; arrays[i] != null; i = (i + 1) & mask) {
             int home = hashes[i] & mask;
             // Element i may move into the hole when the hole lies between its home slot and i.
             boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
             if (movable) {
-                entries[hole] = entries[i];
+                arrays[hole] = arrays[i];
+                offsets[hole] = offsets[i];
                 hashes[hole] = hashes[i];
                 refs[hole] = refs[i];
                 hole = i;
             }
         }
-        entries[hole] = null;
+        arrays[hole] = null;
+        offsets[hole] = 0;
         hashes[hole] = 0;
         refs[hole] = 0;
         size--;
     }
 
     private void grow() {
-        byte[][] oldEntries = entries;
+        byte[][] oldArrays = arrays;
+        int[] oldOffsets = offsets;
         int[] oldHashes = hashes;
         int[] oldRefs = refs;
-        int cap = oldEntries.length * 2;
-        entries = new byte[cap][];
-        hashes = new int[cap];
-        refs = new int[cap];
-        int mask = cap - 1;
-        for (int j = 0; j < oldEntries.length; j++) {
-            if (oldEntries[j] != null) {
+        allocate(oldArrays.length * 2);
+        int mask = arrays.length - 1;
+        for (int j = 0; j < oldArrays.length; j++) {
+            if (oldArrays[j] != null) {
                 int s = oldHashes[j] & mask;
-                while (entries[s] != null) {
+                while (arrays[s] != null) {
                     s = (s + 1) & mask;
                 }
-                entries[s] = oldEntries[j];
+                arrays[s] = oldArrays[j];
+                offsets[s] = oldOffsets[j];
                 hashes[s] = oldHashes[j];
                 refs[s] = oldRefs[j];
             }
@@ -166,16 +184,12 @@ final class ElementTable {
     /** Every element, packed, in no particular order. */
     PackedElements elements() {
         PackedElements.Builder b = PackedElements.builder();
-        for (byte[] e : entries) {
-            if (e != null) {
-                b.addPacked(e);
-            }
-        }
+        forEachPacked((bytes, offset) -> b.addPacked(bytes, offset, PackedElements.packedLength(bytes, offset)));
         return b.build();
     }
 
     @Override
     public String toString() {
-        return "ElementTable[" + size + " of " + entries.length + " slots, " + Arrays.stream(refs).sum() + " references]";
+        return "ElementTable[" + size + " of " + arrays.length + " slots, " + Arrays.stream(refs).sum() + " references]";
     }
 }

@@ -60,16 +60,16 @@ final class ResendSlices {
                 // Whole and in address order, as the kernel checks each interval element against
                 // those already there (an end re-sent before its start looks like an overlap).
                 List<SetElement> all = new ArrayList<>();
-                ts.elements.get(name).forEachPacked(e -> all.add(PackedElements.decode(e, 0)));
+                ts.elements.get(name).forEachPacked((bytes, offset) -> all.add(PackedElements.decode(bytes, offset)));
                 all.sort(SetElement.INTERVAL_ORDER);
                 chunks.add(all);
             } else {
                 List<PackedElements.Builder> packed = new ArrayList<>();
-                ts.elements.get(name).forEachPacked(e -> {
+                ts.elements.get(name).forEachPacked((bytes, offset) -> {
                     if (packed.isEmpty() || packed.get(packed.size() - 1).size() >= max) {
                         packed.add(PackedElements.builder());
                     }
-                    packed.get(packed.size() - 1).addPacked(e);
+                    packed.get(packed.size() - 1).addPacked(bytes, offset, PackedElements.packedLength(bytes, offset));
                 });
                 packed.forEach(b -> chunks.add(b.build()));
             }
