@@ -4,10 +4,10 @@ import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 import io.nftproxy.netlink.nft.Inet;
@@ -120,8 +120,16 @@ final class FrontendClaims {
      * keeps a change's cost independent of how many conflicts stand.
      */
     Map<Frontend, List<ServicePortName>> drainTouched() {
-        Map<Frontend, List<ServicePortName>> out = new TreeMap<>((a, b) -> a.toString().compareTo(b.toString()));
+        // In the order of their text, as they are logged; each frontend's text made once, not on
+        // both sides of every comparison (a fifth of a profile's samples of a 30k one-shot).
+        List<Map.Entry<String, Frontend>> byText = new ArrayList<>(touchedSinceDrain.size());
         for (Frontend f : touchedSinceDrain) {
+            byText.add(Map.entry(f.toString(), f));
+        }
+        byText.sort(Map.Entry.comparingByKey());
+        Map<Frontend, List<ServicePortName>> out = new LinkedHashMap<>();
+        for (Map.Entry<String, Frontend> e : byText) {
+            Frontend f = e.getValue();
             out.put(f, contested.contains(f) ? List.copyOf(claims.get(f)) : List.of());
         }
         touchedSinceDrain.clear();
