@@ -10,7 +10,7 @@ public record Elements(Family family, String table, String set, List<SetElement>
         NftSyntax.checkName("table", table);
         NftSyntax.checkName("set", set);
         // A packed list is immutable already; copying it would unpack every element.
-        elements = elements instanceof PackedElements ? elements : List.copyOf(elements);
+        elements = elements instanceof PackedElements || elements instanceof PackedSegments ? elements : List.copyOf(elements);
     }
 
     public static Elements of(NftSet s, List<SetElement> elements) {

@@ -117,4 +117,23 @@ class PackedElementsTest {
         Elements e = new Elements(Family.IP, "t", "s", packed);
         assertSame(packed, e.elements());
     }
+
+    @Test
+    void segmentsReadAsTheirPartsSideBySideWithoutCopying() {
+        List<SetElement> all = variety();
+        int cut1 = 2;
+        int cut2 = all.size() - 1;
+        List<PackedElements> parts = List.of(PackedElements.copyOf(all.subList(0, cut1)), PackedElements.EMPTY,
+                PackedElements.copyOf(all.subList(cut1, cut2)), PackedElements.copyOf(all.subList(cut2, all.size())));
+        List<SetElement> joined = PackedSegments.of(parts);
+        assertEquals(all.size(), joined.size());
+        for (int i = 0; i < all.size(); i++) {
+            assertEquals(all.get(i), joined.get(i), "element " + i);
+        }
+        assertEquals(all, joined);
+        assertThrows(IndexOutOfBoundsException.class, () -> joined.get(all.size()));
+        assertSame(joined, new Elements(Family.IP, "t", "s", joined).elements());
+        assertSame(parts.get(0), PackedSegments.of(List.of(PackedElements.EMPTY, parts.get(0))));
+        assertSame(PackedElements.EMPTY, PackedSegments.of(List.of()));
+    }
 }

@@ -15,6 +15,7 @@ import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.PackedElements;
+import io.nftproxy.netlink.nft.PackedSegments;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Transaction;
@@ -133,26 +134,37 @@ final class Delta {
         for (Fragment f : all) {
             f.elements().forEach((set, els) -> expected.merge(set, els.size(), Integer::sum));
         }
-        Map<String, PackedElements.Builder> adds = new LinkedHashMap<>();
+        // What the batch adds, per set: each fragment's own packed list when all of its elements
+        // are new (nearly always), else a copy of the new ones; read as one list, never copied
+        // whole (at 100k services a whole copy is hundreds of megabytes at the sync's peak).
+        Map<String, List<PackedElements>> adds = new LinkedHashMap<>();
         for (Fragment f : all) {
             for (Map.Entry<String, List<SetElement>> els : f.elements().entrySet()) {
                 String set = els.getKey();
                 PackedElements list = PackedElements.copyOf(els.getValue());
                 ElementTable table = allElements.computeIfAbsent(set, k -> new ElementTable(expected.get(k)));
-                PackedElements.Builder b = adds.computeIfAbsent(set, k -> PackedElements.builder());
+                PackedElements.Builder some = null;
                 for (int i = 0; i < list.size(); i++) {
-                    if (table.addOrCount(list, i)) {
-                        b.addPacked(list.bytes(), list.offset(i), list.length(i));
+                    boolean added = table.addOrCount(list, i);
+                    if (!added && some == null) {
+                        some = PackedElements.builder(); // a repeated element: copy the new ones before it, then go on
+                        for (int j = 0; j < i; j++) {
+                            some.addPacked(list.bytes(), list.offset(j), list.length(j));
+                        }
+                    } else if (added && some != null) {
+                        some.addPacked(list.bytes(), list.offset(i), list.length(i));
                     }
                 }
+                adds.computeIfAbsent(set, k -> new ArrayList<>()).add(some == null ? list : some.build());
             }
         }
-        for (Map.Entry<String, PackedElements.Builder> a : adds.entrySet()) {
+        for (Map.Entry<String, List<PackedElements>> a : adds.entrySet()) {
             String set = a.getKey();
-            if ((setsRemoved.containsKey(set) && !setsAdded.containsKey(set)) || a.getValue().size() == 0) {
+            List<SetElement> added = PackedSegments.of(a.getValue());
+            if ((setsRemoved.containsKey(set) && !setsAdded.containsKey(set)) || added.isEmpty()) {
                 continue;
             }
-            elementsAdded.put(set, a.getValue().build());
+            elementsAdded.put(set, added);
         }
     }
 
