@@ -13,9 +13,10 @@ import io.nftproxy.netlink.nft.SetElement;
  * at 30,000 services), so an element is where its packed bytes already are — the array of the
  * fragment or of the batch it came in, and its offset there — not a copy: the slot is a reference,
  * an offset, the key's hash and the count (about 28 bytes an element at the table's load, where a
- * copied array each took about 75 and a {@code HashMap} of element objects about 200). A first
- * sync therefore holds the elements' bytes twice (fragments, batch), not three times. An array
- * stays alive while one of its elements does: at most the arrays of the elements' first commit.
+ * copied array each took about 75 and a {@code HashMap} of element objects about 200). With the
+ * batch reading the fragments' lists in place too ({@code PackedSegments}), a first sync holds
+ * the elements' bytes once. An array stays alive while one of its elements does: at most the
+ * arrays of the elements' first commit.
  * Linear probing, deletion by shifting back (no tombstones). Not thread-safe.
  */
 final class ElementTable {
