@@ -148,4 +148,9 @@ public final class KubeModel {
         return key.kind() == ObjectKey.Kind.SERVICE ? new ServiceRecord(key, List.of(), null)
                 : new SliceRecord(key, null, Map.of(), List.of(), null);
     }
+
+    /** A typed object's list, empty where the client left it null: the readers' typed views read lists through it. */
+    static <T> List<T> orEmpty(List<T> l) {
+        return l == null ? List.of() : l;
+    }
 }

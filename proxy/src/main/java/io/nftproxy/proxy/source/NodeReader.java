@@ -1,5 +1,6 @@
 package io.nftproxy.proxy.source;
 
+import static io.nftproxy.proxy.source.KubeModel.orEmpty;
 import static io.nftproxy.proxy.source.TreeValues.mapOrEmpty;
 import static io.nftproxy.proxy.source.TreeValues.text;
 
@@ -146,7 +147,7 @@ final class NodeReader {
             public List<Address> addresses() {
                 List<Address> out = new ArrayList<>();
                 if (node.getStatus() != null) {
-                    for (NodeAddress a : ServiceReader.orEmpty(node.getStatus().getAddresses())) {
+                    for (NodeAddress a : orEmpty(node.getStatus().getAddresses())) {
                         if (a != null) {
                             out.add(new Address(a.getType(), a.getAddress()));
                         }
@@ -160,7 +161,7 @@ final class NodeReader {
                 if (node.getSpec() == null) {
                     return List.of();
                 }
-                List<String> cidrs = ServiceReader.orEmpty(node.getSpec().getPodCIDRs());
+                List<String> cidrs = orEmpty(node.getSpec().getPodCIDRs());
                 return !cidrs.isEmpty() ? cidrs : node.getSpec().getPodCIDR() != null ? List.of(node.getSpec().getPodCIDR()) : List.of();
             }
 
@@ -173,7 +174,7 @@ final class NodeReader {
             public List<String> taintKeys() {
                 List<String> out = new ArrayList<>();
                 if (node.getSpec() != null) {
-                    for (Taint t : ServiceReader.orEmpty(node.getSpec().getTaints())) {
+                    for (Taint t : orEmpty(node.getSpec().getTaints())) {
                         if (t != null && t.getKey() != null) {
                             out.add(t.getKey());
                         }

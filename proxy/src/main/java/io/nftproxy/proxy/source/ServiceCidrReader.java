@@ -1,5 +1,6 @@
 package io.nftproxy.proxy.source;
 
+import static io.nftproxy.proxy.source.KubeModel.orEmpty;
 import static io.nftproxy.proxy.source.TreeValues.mapOrEmpty;
 import static io.nftproxy.proxy.source.TreeValues.text;
 
@@ -45,6 +46,6 @@ final class ServiceCidrReader {
     }
 
     static List<String> api(ServiceCIDR cidr) {
-        return cidr.getSpec() == null ? List.of() : ServiceReader.orEmpty(cidr.getSpec().getCidrs());
+        return cidr.getSpec() == null ? List.of() : orEmpty(cidr.getSpec().getCidrs());
     }
 }

@@ -1,5 +1,6 @@
 package io.nftproxy.proxy.source;
 
+import static io.nftproxy.proxy.source.KubeModel.orEmpty;
 import static io.nftproxy.proxy.source.TreeValues.integer;
 import static io.nftproxy.proxy.source.TreeValues.list;
 import static io.nftproxy.proxy.source.TreeValues.map;
@@ -412,9 +413,5 @@ final class ServiceReader {
                 return out;
             }
         };
-    }
-
-    static <T> List<T> orEmpty(List<T> l) {
-        return l == null ? List.of() : l;
     }
 }

@@ -1,5 +1,6 @@
 package io.nftproxy.proxy.source;
 
+import static io.nftproxy.proxy.source.KubeModel.orEmpty;
 import static io.nftproxy.proxy.source.TreeValues.bool;
 import static io.nftproxy.proxy.source.TreeValues.integer;
 import static io.nftproxy.proxy.source.TreeValues.intern;
@@ -355,7 +356,7 @@ final class SliceReader {
             @Override
             public List<EndpointView> endpoints() {
                 List<EndpointView> out = new ArrayList<>();
-                for (io.fabric8.kubernetes.api.model.discovery.v1.Endpoint e : ServiceReader.orEmpty(slice.getEndpoints())) {
+                for (io.fabric8.kubernetes.api.model.discovery.v1.Endpoint e : orEmpty(slice.getEndpoints())) {
                     out.add(e == null ? null : apiEndpoint(e));
                 }
                 return out;
@@ -364,7 +365,7 @@ final class SliceReader {
             @Override
             public List<PortView> ports() {
                 List<PortView> out = new ArrayList<>();
-                for (EndpointPort p : ServiceReader.orEmpty(slice.getPorts())) {
+                for (EndpointPort p : orEmpty(slice.getPorts())) {
                     out.add(p == null ? null : new TypedPort(p.getPort(), p.getName(), p.getProtocol()));
                 }
                 return out;
@@ -378,7 +379,7 @@ final class SliceReader {
         return new EndpointView() {
             @Override
             public List<String> addresses() {
-                return ServiceReader.orEmpty(e.getAddresses());
+                return orEmpty(e.getAddresses());
             }
 
             @Override
