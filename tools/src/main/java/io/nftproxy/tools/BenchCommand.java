@@ -205,8 +205,9 @@ final class BenchCommand implements Callable<Integer> {
             state.services().forEach(svcs::put);
             VersionedMap<ServicePortName, List<Endpoint>> eps = new VersionedMap<>();
             state.endpoints().forEach(eps::put);
-            // One endpoint of one service replaced; then one endpoint added (the service moves to
-            // another pick-k chain: a verdict changes). Timed from the new model to the kernel's ack.
+            // One endpoint of one service replaced; then one endpoint added (the service's count
+            // changes: it moves between the pick tree's bit sets). Timed from the new model to the
+            // kernel's ack.
             long[] lat = timeChanges(syncer, svcs, eps, state, c -> (c * 7919) % n,
                     (list, c) -> list.set(c % list.size(), Endpoint.ready(BenchState.ip(0x0b000000 + c), 8080, "node-x")));
             long[] add = timeChanges(syncer, svcs, eps, state, c -> (c * 104_729 + 13) % n,

@@ -30,6 +30,7 @@ import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.sandbox.Netns;
 import io.nftproxy.proxy.cli.DemoManifests;
 import io.nftproxy.sandbox.Sandbox;
@@ -244,14 +245,16 @@ final class DemoCommand implements Callable<Integer> {
     /** The parts of the table a newcomer wants to see: the maps with content and service chains. */
     private void printRules(TableContents t) {
         String[] lines = t.toString().split("\n");
-        out.println("  nft list table ip nftproxy (abridged: empty maps and the shared pick-1..128 chains but"
-                + " pick-3 left out; see docs/ruleset.md):");
+        out.println("  nft list table ip nftproxy (abridged: empty maps, the shared pick-1..128 chains but"
+                + " pick-3, and the trees leading to them but their roots left out; see docs/ruleset.md):");
         boolean skip = false;
         StringBuilder block = new StringBuilder();
         for (String l : lines) {
             if (l.startsWith("\tmap ") || l.startsWith("\tset ") || l.startsWith("\tchain ")) {
                 block.setLength(0);
-                skip = l.startsWith("\tchain pick-") && !l.startsWith("\tchain pick-3 ");
+                skip = l.startsWith("\tchain pick-") && !l.startsWith("\tchain pick-3 ")
+                        || (l.startsWith("\tchain ip-pick-") || l.startsWith("\tchain nodeport-pick-"))
+                        && !l.contains("-pick-1-" + NftRenderer.MAX_SHARED_PICK + " ");
             }
             block.append(l).append('\n');
             if (l.equals("\t}")) {

@@ -1,11 +1,13 @@
 package io.nftproxy.proxy.counters;
 
 import static io.nftproxy.proxy.render.NftRenderer.CHAIN_ENDPOINTS;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_CHAINS;
 import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_ENDPOINTS;
 import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_DROP;
 import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_REJECT;
 import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_DROP;
 import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.NftRenderer.SERVICE_CHAINS;
 import static io.nftproxy.proxy.render.NftRenderer.SERVICE_ENDPOINTS;
 import static io.nftproxy.proxy.render.NftRenderer.SERVICE_IPS;
 import static io.nftproxy.proxy.render.NftRenderer.SERVICE_NODEPORTS;
@@ -76,10 +78,10 @@ public final class CounterAttribution {
         int frontLen = family.addressBytes() + 8;
         Bytes key = e.key();
         switch (set) {
-            case SERVICE_IPS -> {
+            case SERVICE_IPS, SERVICE_CHAINS -> {
                 return series(Kind.CONNECTIONS, frontends.get(key), null);
             }
-            case SERVICE_NODEPORTS -> {
+            case SERVICE_NODEPORTS, NODEPORT_CHAINS -> {
                 return series(Kind.CONNECTIONS, nodePorts.get(key), null);
             }
             case NO_ENDPOINT_REJECT -> {

@@ -36,10 +36,17 @@ final class GlobalChains extends RenderPart {
 
     void declare() {
         DataType a = b.addr();
-        b.set(NftSet.map(nf, t, SERVICE_IPS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
-                .withComment("ClusterIP, external and load-balancer IP ports to the chain that picks their endpoint"));
-        b.set(NftSet.map(nf, t, SERVICE_NODEPORTS, DataType.VERDICT, DataType.INET_PROTO, DataType.INET_SERVICE)
-                .withComment("NodePorts to the chain that picks their endpoint"));
+        // A plain service port is a member of these sets, and its endpoint count is its
+        // membership in the pick trees' bit sets: changing either commits elements without data,
+        // which the kernel commits without validating a chain (see PickTree).
+        b.set(NftSet.set(nf, t, SERVICE_IPS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("ClusterIP, external and load-balancer IP ports picked by the shared chains"));
+        b.set(NftSet.set(nf, t, SERVICE_NODEPORTS, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("NodePorts picked by the shared chains"));
+        b.set(NftSet.map(nf, t, SERVICE_CHAINS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("IP ports of services with chains of their own"));
+        b.set(NftSet.map(nf, t, NODEPORT_CHAINS, DataType.VERDICT, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("NodePorts of services with chains of their own"));
         DataType endpoint = DataType.concat(List.of(a, DataType.INET_SERVICE));
         b.set(new NftSet(nf, t, SERVICE_ENDPOINTS, List.of(a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
                 endpoint, 0, 0, "service IP port . index to endpoint address . port"));
@@ -111,13 +118,16 @@ final class GlobalChains extends RenderPart {
         }
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(EXTERNAL_MASQ),
                 verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
-        services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_IPS))));
+        services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(SERVICE_IPS), verdict(Verdict.goTo(PickTree.Kind.IP.root())))));
+        services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_CHAINS))));
         List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(NfTablesUapi.NFT_REG_1),
                 RuleParts.lookup(NODEPORT_ADDRS));
         services.add(b.rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
                 RuleParts.lookup(NODEPORT_MASQ), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
         services.add(b.rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
-                RuleParts.vmap(SERVICE_NODEPORTS))));
+                RuleParts.lookup(SERVICE_NODEPORTS), verdict(Verdict.goTo(PickTree.Kind.NODEPORT.root())))));
+        services.add(b.rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
+                RuleParts.vmap(NODEPORT_CHAINS))));
         b.chain(Chain.regular(nf, t, SERVICES), services);
 
         // One shared chain per endpoint count k picks uniformly among a group's k endpoints:
@@ -128,6 +138,9 @@ final class GlobalChains extends RenderPart {
                     b.rule(pick, p.pickEndpoint(p.daddrProtoPort(), SERVICE_ENDPOINTS, k)),
                     b.rule(pick, p.pickEndpoint(p.protoPort(), NODEPORT_ENDPOINTS, k))));
         }
+
+        new PickTree(b, PickTree.Kind.IP).declare();
+        new PickTree(b, PickTree.Kind.NODEPORT).declare();
 
         b.chain(Chain.regular(nf, t, SERVICE_ENDPOINTS_CHECK), List.of(
                 b.rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_REJECT), p.reject())),

@@ -29,22 +29,29 @@ import io.nftproxy.proxy.plan.ServicePlan;
  * Renders the proxy state into the nf_tables objects of one table per family. A pure function.
  *
  * <p>The layout keeps the kernel's commit work per service constant (see docs/ruleset.md): all
- * services share a handful of global maps, each bound by one rule; a service costs one chain whose
- * rules pick an endpoint with a {@code numgen random mod k} cascade (no per-service set, no chain
- * per endpoint), plus map elements. Masquerade decisions that kube-proxy makes per service are
- * global set lookups here.
+ * services share a handful of global maps, each bound by one rule. A plain service port is only
+ * elements of data maps (its endpoint count, its endpoints), which the kernel commits without
+ * validating any chain; ports that need more (affinity, external Local policy, more endpoints than
+ * the shared chains pick among) get chains of their own. Masquerade decisions that kube-proxy
+ * makes per service are global set lookups here.
  */
 public final class NftRenderer {
     // Global object names (the table is ours alone).
+    /** ClusterIP, external and load-balancer IP ports of plain service ports (a set: never a verdict). */
     public static final String SERVICE_IPS = "service-ips";
+    /** NodePorts of plain service ports. */
     public static final String SERVICE_NODEPORTS = "service-nodeports";
+    /** IP ports of service ports with chains of their own to the first of them. */
+    public static final String SERVICE_CHAINS = "service-chains";
+    /** NodePorts of service ports with chains of their own to the first of them. */
+    public static final String NODEPORT_CHAINS = "nodeport-chains";
     public static final String SERVICE_ENDPOINTS = "service-endpoints";
     public static final String NODEPORT_ENDPOINTS = "nodeport-endpoints";
     public static final String NO_ENDPOINT_REJECT = "no-endpoint-reject";
     public static final String NO_ENDPOINT_DROP = "no-endpoint-drop";
     public static final String NODEPORT_NO_ENDPOINT_REJECT = "nodeport-no-endpoint-reject";
     public static final String NODEPORT_NO_ENDPOINT_DROP = "nodeport-no-endpoint-drop";
-    /** Endpoint counts with a shared picking chain; larger groups get a chain of their own. */
+    /** Endpoint counts with a shared picking chain (a power of two: see PickTree); larger groups get a chain of their own. */
     public static final int MAX_SHARED_PICK = 128;
     public static final String CLUSTER_IP_PORTS = "cluster-ip-ports";
     public static final String EXTERNAL_MASQ = "external-masquerade";
@@ -59,7 +66,8 @@ public final class NftRenderer {
     /** With --service-counters: the endpoints of service ports with chains of their own, each counting its connections. */
     public static final String CHAIN_ENDPOINTS = "chain-endpoints";
     /** The sets whose elements carry a connection counter with --service-counters. */
-    public static final List<String> COUNTED_SETS = List.of(SERVICE_IPS, SERVICE_NODEPORTS, SERVICE_ENDPOINTS,
+    public static final List<String> COUNTED_SETS = List.of(SERVICE_IPS, SERVICE_NODEPORTS, SERVICE_CHAINS,
+            NODEPORT_CHAINS, SERVICE_ENDPOINTS,
             NODEPORT_ENDPOINTS, CHAIN_ENDPOINTS, NO_ENDPOINT_REJECT, NO_ENDPOINT_DROP, NODEPORT_NO_ENDPOINT_REJECT,
             NODEPORT_NO_ENDPOINT_DROP);
 

@@ -257,6 +257,12 @@ final class RuleParts {
                 family == IpFamily.V4 ? Reject.ICMP_PORT_UNREACH : Reject.ICMPV6_PORT_UNREACH);
     }
 
+    static List<Expr> concat(List<Expr> a, List<Expr> b) {
+        List<Expr> out = new ArrayList<>(a);
+        out.addAll(b);
+        return out;
+    }
+
     static List<Expr> concat(List<Expr> a, Expr... more) {
         List<Expr> out = new ArrayList<>(a);
         out.addAll(List.of(more));

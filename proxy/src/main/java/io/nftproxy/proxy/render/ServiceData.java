@@ -8,16 +8,17 @@ import java.util.List;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.SetElement;
-import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.plan.ServicePlan;
 import io.nftproxy.proxy.plan.Target;
 
 /**
  * A service port that needs no chain of its own (the common case): only elements of the shared
- * maps. The verdict map sends it to the pick-k chain of its endpoint count, which draws an index
- * in [0, k) and looks "destination . index" up to find the endpoint; changing it never changes a
- * rule. Services that need more go to {@link ServiceChains}.
+ * sets and maps. Its frontends are members of the plain ports' set, and of the bit sets that
+ * lead the shared tree to the pick-k chain of its endpoint count ({@link PickTree}); that chain
+ * draws an index in [0, k) and looks "destination . index" up to find the endpoint. Changing it
+ * never changes a rule or a verdict, so the kernel validates nothing when it commits. Services
+ * that need more go to {@link ServiceChains}.
  */
 final class ServiceData extends RenderPart {
     ServiceData(FragmentBuilder b) {
@@ -41,7 +42,8 @@ final class ServiceData extends RenderPart {
         for (InetAddress ip : plan.clusterIPs()) {
             Bytes k = b.key(ip, proto, port);
             if (plan.internal() == Target.CLUSTER || plan.internal() == Target.LOCAL) {
-                b.element(SERVICE_IPS, SetElement.of(k, Verdict.goTo(PICK + internal.size())));
+                b.element(SERVICE_IPS, SetElement.of(k));
+                PickTree.count(b, PickTree.Kind.IP, k, internal.size());
                 endpoints(SERVICE_ENDPOINTS, k, internal);
             } else {
                 b.noEndpoints(plan.internal(), k, null);
@@ -52,7 +54,8 @@ final class ServiceData extends RenderPart {
         for (InetAddress ip : plan.externalFrontends()) {
             Bytes k = b.key(ip, proto, port);
             if (plan.external() == Target.CLUSTER) {
-                b.element(SERVICE_IPS, SetElement.of(k, Verdict.goTo(PICK + cluster.size())));
+                b.element(SERVICE_IPS, SetElement.of(k));
+                PickTree.count(b, PickTree.Kind.IP, k, cluster.size());
                 endpoints(SERVICE_ENDPOINTS, k, cluster);
                 b.element(EXTERNAL_MASQ, SetElement.of(k));
             } else {
@@ -62,7 +65,8 @@ final class ServiceData extends RenderPart {
         if (plan.svc().nodePort() != 0) {
             Bytes k = b.key(proto, plan.svc().nodePort());
             if (plan.external() == Target.CLUSTER) {
-                b.element(SERVICE_NODEPORTS, SetElement.of(k, Verdict.goTo(PICK + cluster.size())));
+                b.element(SERVICE_NODEPORTS, SetElement.of(k));
+                PickTree.count(b, PickTree.Kind.NODEPORT, k, cluster.size());
                 endpoints(NODEPORT_ENDPOINTS, k, cluster);
                 b.element(NODEPORT_MASQ, SetElement.of(k));
             } else {

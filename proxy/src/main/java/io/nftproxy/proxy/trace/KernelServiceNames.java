@@ -5,6 +5,8 @@ import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_DROP;
 import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_REJECT;
 import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_DROP;
 import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_CHAINS;
+import static io.nftproxy.proxy.render.NftRenderer.SERVICE_CHAINS;
 import static io.nftproxy.proxy.render.NftRenderer.SERVICE_IPS;
 import static io.nftproxy.proxy.render.NftRenderer.SERVICE_NODEPORTS;
 
@@ -32,8 +34,9 @@ import io.nftproxy.proxy.render.MapKeys;
  * frontend is not in what was read (a service added meanwhile).
  */
 public final class KernelServiceNames {
-    private static final List<String> FRONTEND_SETS = List.of(SERVICE_IPS, NO_ENDPOINT_REJECT, NO_ENDPOINT_DROP);
-    private static final List<String> NODEPORT_SETS = List.of(SERVICE_NODEPORTS, NODEPORT_NO_ENDPOINT_REJECT,
+    private static final List<String> FRONTEND_SETS = List.of(SERVICE_IPS, SERVICE_CHAINS, NO_ENDPOINT_REJECT,
+            NO_ENDPOINT_DROP);
+    private static final List<String> NODEPORT_SETS = List.of(SERVICE_NODEPORTS, NODEPORT_CHAINS, NODEPORT_NO_ENDPOINT_REJECT,
             NODEPORT_NO_ENDPOINT_DROP);
     private static final long REREAD_NANOS = 1_000_000_000L;
 

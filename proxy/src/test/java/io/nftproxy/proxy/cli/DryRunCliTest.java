@@ -288,7 +288,7 @@ public class DryRunCliTest {
         Result r = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "n",
                 "--service-counters");
         assertEquals(0, r.exit(), r.err());
-        assertTrue(r.out().contains("add map ip nftproxy service-ips { type ipv4_addr . inet_proto . inet_service : verdict; counter;"),
+        assertTrue(r.out().contains("add set ip nftproxy service-ips { type ipv4_addr . inet_proto . inet_service; counter;"),
                 r.out());
         assertTrue(r.out().contains("10.96.0.10 . tcp . 80 . 10.244.1.2 . 8080 @chain-endpoints"),
                 "the affinity service's endpoint rule counts: " + r.out());

@@ -89,7 +89,8 @@ class ServiceCountersTest {
         Bytes webNodePort = MapKeys.nodePort(tcp, 30080);
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_NODEPORTS, webNodePort, 5, 300);
         fake.count(Family.IP, "nftproxy", NftRenderer.NODEPORT_ENDPOINTS, endpointIndex(webNodePort, 1), 5, 300);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, MapKeys.frontend(ip("10.96.0.12"), 17, 53), 7, 0);
+        // sticky has chains of its own (affinity): its frontend counts in service-chains.
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_CHAINS, MapKeys.frontend(ip("10.96.0.12"), 17, 53), 7, 0);
         fake.count(Family.IP, "nftproxy", NftRenderer.CHAIN_ENDPOINTS,
                 MapKeys.chainEndpoint(ip("10.96.0.12"), 17, 53, ip("10.244.1.5"), 5353), 7, 0);
         fake.count(Family.IP, "nftproxy", NftRenderer.NO_ENDPOINT_REJECT, MapKeys.frontend(ip("10.96.0.11"), tcp, 80), 2, 0);

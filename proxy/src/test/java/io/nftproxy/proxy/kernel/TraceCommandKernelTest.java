@@ -90,7 +90,8 @@ class TraceCommandKernelTest {
             assertTrue(text.contains("tcp 10.244.2.100:") && text.contains(" -> 10.96.0.10:80"), text);
             assertTrue(text.contains("hook prerouting"), text);
             assertTrue(text.contains("nat-prerouting") && text.contains("jump services"), text);
-            assertTrue(text.contains("vmap @service-ips  => goto pick-1"), "the rule, in nft syntax, and its verdict: " + text);
+            assertTrue(text.contains("@service-ips goto ip-pick-1-128  => goto ip-pick-1-128"), "the rule, in nft syntax, and its verdict: " + text);
+            assertTrue(text.contains("ip-pick-1-2                  goto pick-1  => goto pick-1"), "down the tree to the chain that picks one: " + text);
 
             TraceExplainer.Explanation empty = trace(topo, state, new TraceFilter(null,
                     List.of(new TraceFilter.Destination(Inet.parse("10.96.0.11"), 80)), Protocol.TCP),
@@ -162,8 +163,8 @@ class TraceCommandKernelTest {
                         connect(topo, client, "10.244.2.100", "10.96.0.10", 80));
                 assertTrue(e.outcome().startsWith("service default/web port http (tcp) via its ClusterIP: endpoint 10.244.1.3:8080"),
                         e.toString());
-                assertTrue(topo.node.exec("nft", "list", "map", "ip", "nftproxy", "service-ips")
-                        .contains("10.96.0.10 . tcp . 80 comment \"default/web:http\" : goto pick-1"),
+                assertTrue(topo.node.exec("nft", "list", "set", "ip", "nftproxy", "service-ips")
+                        .contains("10.96.0.10 . tcp . 80 comment \"default/web:http\""),
                         "nft itself lists the element with the service port's name");
                 // The drift watcher saw the marking chains come and go; they were not someone else's change.
                 assertEquals(0.0, OperationsKernelTest.scrape(server.metricsPort()).get("nftproxy_drift_repairs_total"));

@@ -9,6 +9,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
@@ -69,9 +71,19 @@ class NftRendererTest {
         Fragment f = r.service(IpFamily.V4, svc("web", "10.96.0.10", 30080, false, 0), eps(4, "node-b"), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: changing it never changes a rule");
         assertTrue(f.sets().isEmpty(), "no set of its own");
-        assertEquals(Verdict.goTo("pick-4"), f.elements().get(NftRenderer.SERVICE_IPS).get(0).data(),
-                "four endpoints: the shared chain that picks one of four");
-        assertEquals(Verdict.goTo("pick-4"), f.elements().get(NftRenderer.SERVICE_NODEPORTS).get(0).data());
+        assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, NftRenderer.SERVICE_IPS));
+        assertEquals(1, f.elements().get(NftRenderer.SERVICE_NODEPORTS).size());
+        // Four endpoints: 4 - 1 = 0b11, bits 0 and 1, for the IP port and the NodePort.
+        assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, "ip-count-bit-0"));
+        assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, "ip-count-bit-1"));
+        assertEquals(1, f.elements().get("nodeport-count-bit-0").size());
+        assertEquals(1, f.elements().get("nodeport-count-bit-1").size());
+        for (int bit = 2; bit < 7; bit++) {
+            assertFalse(f.elements().containsKey("ip-count-bit-" + bit), "bit " + bit);
+            assertFalse(f.elements().containsKey("nodeport-count-bit-" + bit), "bit " + bit);
+        }
+        f.elements().forEach((set, els) -> els.forEach(e -> assertFalse(e.data() instanceof Verdict,
+                set + ": no verdict, so changing it makes the kernel validate no chain")));
         List<SetElement> members = f.elements().get(NftRenderer.SERVICE_ENDPOINTS);
         assertEquals(4, members.size());
         Bytes front = Bytes.concat(Bytes.ip("10.96.0.10"), Bytes.u8(6).padTo4(), Bytes.be16(80).padTo4());
@@ -107,6 +119,30 @@ class NftRendererTest {
     }
 
     @Test
+    void theTreeLeadsEveryEndpointCountToItsPickChain() {
+        Fragment g = new NftRenderer(CFG).globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
+        for (String kind : List.of("ip", "nodeport")) {
+            for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
+                // Walk the tree as the kernel would for a port in the bit sets of k - 1.
+                String chain = kind + "-pick-1-" + NftRenderer.MAX_SHARED_PICK;
+                int hops = 0;
+                while (!chain.startsWith("pick-")) {
+                    List<String> rules = g.chains().get(chain).rules().stream()
+                            .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
+                    assertEquals(2, rules.size(), chain);
+                    Matcher test = Pattern.compile("@" + kind + "-count-bit-(\\d) goto (\\S+)$").matcher(rules.get(0));
+                    assertTrue(test.find(), rules.get(0));
+                    boolean member = (k - 1 & 1 << Integer.parseInt(test.group(1))) != 0;
+                    chain = member ? test.group(2) : rules.get(1).replace("goto ", "");
+                    hops++;
+                }
+                assertEquals("pick-" + k, chain, kind + " with " + k + " endpoints");
+                assertEquals(7, hops, "one set lookup a bit");
+            }
+        }
+    }
+
+    @Test
     void theCostOfAServiceDoesNotGrowWithTheTable() {
         NftRenderer r = new NftRenderer(CFG);
         List<ServicePort> many = new ArrayList<>();
@@ -135,7 +171,8 @@ class NftRendererTest {
                 "fib saddr type local jump mark-for-masquerade", "fib saddr type local goto svc-default/np/tcp/80",
                 "goto svl-default/np/tcp/80"), ext);
         assertTrue(f.elements().get(NftRenderer.NODEPORT_MASQ) == null, "no masquerade for Local external traffic");
-        assertEquals(Verdict.goTo("ext-default/np/tcp/80"), f.elements().get(NftRenderer.SERVICE_NODEPORTS).get(0).data());
+        assertEquals(Verdict.goTo("ext-default/np/tcp/80"), f.elements().get(NftRenderer.NODEPORT_CHAINS).get(0).data());
+        assertFalse(f.elements().containsKey(NftRenderer.SERVICE_NODEPORTS), "not a plain port");
     }
 
     @Test

@@ -107,7 +107,7 @@ class InvalidCorpusTest {
         assertEquals(List.of(), result.rejectedServices());
         String table = fake.readTable(Family.IP, "nftproxy").toString();
         for (int g : good) {
-            assertTrue(table.contains("10.97." + (g / 250) + "." + (g % 250 + 1) + " . tcp . 80 comment \"corpus/good-" + g + ":http\" : goto pick-1"), "good-" + g + " is programmed");
+            assertTrue(table.contains("10.97." + (g / 250) + "." + (g % 250 + 1) + " . tcp . 80 . 0x00000000 comment \"corpus/good-" + g + ":http\""), "good-" + g + " is programmed");
         }
         assertTrue(bad.size() >= 1000 && good.size() >= 300, bad.size() + " invalid, " + good.size() + " valid");
     }

@@ -17,14 +17,14 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.netlink.nft.Transaction;
-import io.nftproxy.netlink.nft.Verdict;
+import io.nftproxy.netlink.nft.Data;
+import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.testing.FakeNfTables;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
@@ -34,6 +34,7 @@ import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.MapKeys;
 import io.nftproxy.proxy.render.NftRenderer;
 
 /**
@@ -110,13 +111,13 @@ class SyncSpecificationTest {
     void anEndpointAddedMovesTheServiceToTheNextPickChain() throws Exception {
         endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.3", "node-b"), ep("10.244.1.4", "node-b")));
         assertEquals("""
-                delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy service-nodeports { 0x0600000075800000 }
+                delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
+                delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
                 add element ip nftproxy hairpin { 0x0af401040af40104 }
-                add element ip nftproxy service-ips { 0x0a60000a0600000000500000 comment "shop/web:http" : goto pick-3 }
                 add element ip nftproxy service-endpoints { 0x0a60000a060000000050000002000000 comment "shop/web:http" : 0x0af401041f900000 }
-                add element ip nftproxy service-nodeports { 0x0600000075800000 comment "shop/web:http" : goto pick-3 }
                 add element ip nftproxy nodeport-endpoints { 0x060000007580000002000000 comment "shop/web:http" : 0x0af401041f900000 }
+                add element ip nftproxy ip-count-bit-1 { 0x0a60000a0600000000500000 comment "shop/web:http" }
+                add element ip nftproxy nodeport-count-bit-1 { 0x0600000075800000 comment "shop/web:http" }
                 """, sync(WEB));
     }
 
@@ -125,12 +126,10 @@ class SyncSpecificationTest {
         endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b")));
         assertEquals("""
                 delete element ip nftproxy hairpin { 0x0af401030af40103 }
-                delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
+                delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000001000000 }
-                delete element ip nftproxy service-nodeports { 0x0600000075800000 }
+                delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
                 delete element ip nftproxy nodeport-endpoints { 0x060000007580000001000000 }
-                add element ip nftproxy service-ips { 0x0a60000a0600000000500000 comment "shop/web:http" : goto pick-1 }
-                add element ip nftproxy service-nodeports { 0x0600000075800000 comment "shop/web:http" : goto pick-1 }
                 """, sync(WEB));
     }
 
@@ -140,8 +139,10 @@ class SyncSpecificationTest {
         assertEquals("""
                 delete element ip nftproxy hairpin { 0x0af401020af40102, 0x0af401030af40103 }
                 delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
+                delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
                 delete element ip nftproxy service-nodeports { 0x0600000075800000 }
+                delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
                 delete element ip nftproxy nodeport-endpoints { 0x060000007580000000000000, 0x060000007580000001000000 }
                 delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
                 add element ip nftproxy no-endpoint-reject { 0x0a60000a0600000000500000 comment "shop/web:http" }
@@ -157,7 +158,7 @@ class SyncSpecificationTest {
                 add element ip nftproxy hairpin { 0x0af401050af40105 }
                 add element ip nftproxy cluster-ips { 0x0a60000b }
                 add element ip nftproxy cluster-ip-ports { 0x0a60000b0600000000500000 comment "shop/api:http" }
-                add element ip nftproxy service-ips { 0x0a60000b0600000000500000 comment "shop/api:http" : goto pick-1 }
+                add element ip nftproxy service-ips { 0x0a60000b0600000000500000 comment "shop/api:http" }
                 add element ip nftproxy service-endpoints { 0x0a60000b060000000050000000000000 comment "shop/api:http" : 0x0af401051f900000 }
                 """, sync(API));
     }
@@ -171,8 +172,10 @@ class SyncSpecificationTest {
                 delete element ip nftproxy cluster-ips { 0x0a60000a }
                 delete element ip nftproxy cluster-ip-ports { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
+                delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
                 delete element ip nftproxy service-nodeports { 0x0600000075800000 }
+                delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
                 delete element ip nftproxy nodeport-endpoints { 0x060000007580000000000000, 0x060000007580000001000000 }
                 delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
                 """, sync(WEB));
@@ -183,8 +186,10 @@ class SyncSpecificationTest {
         services.put(WEB, web(true));
         assertEquals("""
                 delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
+                delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
                 delete element ip nftproxy service-nodeports { 0x0600000075800000 }
+                delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
                 delete element ip nftproxy nodeport-endpoints { 0x060000007580000000000000, 0x060000007580000001000000 }
                 delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
                 add chain ip nftproxy svc-shop/web/tcp/80
@@ -195,8 +200,8 @@ class SyncSpecificationTest {
                 add rule ip nftproxy ext-shop/web/tcp/80 fib saddr type local jump mark-for-masquerade
                 add rule ip nftproxy ext-shop/web/tcp/80 fib saddr type local goto svc-shop/web/tcp/80
                 add rule ip nftproxy ext-shop/web/tcp/80 drop
-                add element ip nftproxy service-ips { 0x0a60000a0600000000500000 comment "shop/web:http" : goto svc-shop/web/tcp/80 }
-                add element ip nftproxy service-nodeports { 0x0600000075800000 comment "shop/web:http" : goto ext-shop/web/tcp/80 }
+                add element ip nftproxy service-chains { 0x0a60000a0600000000500000 comment "shop/web:http" : goto svc-shop/web/tcp/80 }
+                add element ip nftproxy nodeport-chains { 0x0600000075800000 comment "shop/web:http" : goto ext-shop/web/tcp/80 }
                 """, sync(WEB));
     }
 
@@ -249,15 +254,16 @@ class SyncSpecificationTest {
 
     @Test
     void anElementSomeoneChangedFailsTheReassertionAndTheRetryRebuilds() throws Exception {
-        SetElement svc = kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS).get(0);
-        kernel.commit(new Transaction().delete(new Elements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, List.of(svc)))
-                .add(new Elements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS,
-                        List.of(SetElement.of(svc.key(), Verdict.goTo("pick-1"))))));
+        // Someone points one of our endpoint elements somewhere else.
+        SetElement svc = kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS).get(0);
+        kernel.commit(new Transaction().delete(new Elements(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS, List.of(svc)))
+                .add(new Elements(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS,
+                        List.of(SetElement.of(svc.key(), Data.value(MapKeys.endpoint(ip("192.0.2.66"), 8080)))))));
         assertThrows(NftException.class, () -> syncer.sync(new ProxyState(services, endpoints, node), null));
         assertTrue(syncer.needsFull(), "what we hold is forgotten");
         SyncResult r = syncer.sync(new ProxyState(services, endpoints, node), null);
         assertTrue(r.elementsRecreated(), "rebuilt");
-        assertTrue(kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS).stream()
+        assertTrue(kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS).stream()
                 .anyMatch(e -> e.key().equals(svc.key()) && e.data().equals(svc.data())), "the element as we had it");
     }
 }
