@@ -301,11 +301,11 @@ final class Delta {
             }
         });
         chainsRemoved.keySet().forEach(n -> {
-            state.chains.remove(n);
+            state.removeChain(n);
             state.chainOwner.remove(n);
         });
-        chainsAdded.forEach(state.chains::put);
-        chainsChanged.forEach(state.chains::put);
+        chainsAdded.values().forEach(state::putChain);
+        chainsChanged.values().forEach(state::putChain);
         state.chainOwner.putAll(newOwners);
         setsRemoved.keySet().forEach(n -> {
             state.sets.remove(n);

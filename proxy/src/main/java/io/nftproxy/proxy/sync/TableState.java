@@ -21,7 +21,14 @@ final class TableState {
     final IpFamily family;
     final Table table;
     final Map<Contributor, Fragment> fragments = new HashMap<>();
+    /** Changed through {@link #putChain} and {@link #removeChain}, which keep the rule count. */
     final Map<String, DesiredChain> chains = new HashMap<>();
+    /**
+     * The rules of {@link #chains}, kept as they change: summing them after every sync walked
+     * every chain, most of a one-service change's time at 100k services with a fifth of them
+     * owning chains.
+     */
+    private int rules;
     final Map<String, NftSet> sets = new HashMap<>();
     final Set<String> unmanagedSets = new HashSet<>();
     /** Per set, every element we committed and how many fragments contribute it. */
@@ -38,7 +45,19 @@ final class TableState {
     }
 
     int ruleCount() {
-        return chains.values().stream().mapToInt(c -> c.rules().size()).sum();
+        return rules;
+    }
+
+    void putChain(DesiredChain c) {
+        DesiredChain was = chains.put(c.chain().name(), c);
+        rules += c.rules().size() - (was == null ? 0 : was.rules().size());
+    }
+
+    void removeChain(String name) {
+        DesiredChain was = chains.remove(name);
+        if (was != null) {
+            rules -= was.rules().size();
+        }
     }
 
     int elementCount() {

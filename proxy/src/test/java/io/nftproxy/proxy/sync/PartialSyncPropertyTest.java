@@ -209,11 +209,14 @@ class PartialSyncPropertyTest {
                 }
             }
         }
-        syncer.sync(m.state(), full ? null : Set.copyOf(changed));
+        SyncResult last = syncer.sync(m.state(), full ? null : Set.copyOf(changed));
         FakeNfTables fresh = new FakeNfTables();
-        new Syncer(fresh, new NftRenderer(CFG), "nftproxy").sync(m.state(), null);
+        SyncResult once = new Syncer(fresh, new NftRenderer(CFG), "nftproxy").sync(m.state(), null);
         assertEquals(tables(fresh), tables(fake), "partial syncs of history " + seed + " (replay: -Dnftproxy.seed=" + seed
                 + ") left another table than one full sync of its final model");
+        // The counts kept as chains come and go agree with a count of one full sync.
+        assertEquals(List.of(once.chains(), once.rules(), once.elements()), List.of(last.chains(), last.rules(), last.elements()),
+                "chains, rules, elements after history " + seed);
     }
 
     /** One seeded history of a property test. */
