@@ -1,11 +1,16 @@
 package io.nftproxy.netlink.nft.wire;
 
+import java.util.ArrayList;
+import java.util.List;
+
+import io.nftproxy.netlink.msg.MessageWriter;
+import io.nftproxy.netlink.msg.NlMessage;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.Op;
+import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.Verdict;
-import java.util.ArrayList;
-import java.util.List;
 
 import io.nftproxy.netlink.nft.expr.Bitwise;
 import io.nftproxy.netlink.nft.expr.Byteorder;
@@ -28,7 +33,7 @@ import io.nftproxy.netlink.nft.expr.Reject;
  * Our expressions in the text form {@code nft --debug=netlink} prints for what it sends, so a test
  * can hold our encoding against nft's own, statement by statement.
  */
-final class DebugFormat {
+public final class DebugFormat {
     private static final String[] BASES = {"link", "network", "transport", "inner"};
     private static final String[] CMP = {"eq", "neq", "lt", "lte", "gt", "gte"};
     private static final String[] META = {"len", "protocol", "priority", "mark", "iif", "oif", "iifname", "oifname",
@@ -57,7 +62,7 @@ final class DebugFormat {
         return v.chain() == null ? v.kind().keyword() : v.kind().keyword() + " -> " + v.chain();
     }
 
-    static String format(Expr e) {
+    public static String format(Expr e) {
         if (e instanceof Payload p) {
             return "payload load " + p.len() + "b @ " + BASES[p.base()] + " header + " + p.offset() + " => reg " + p.dreg();
         }
@@ -142,8 +147,20 @@ final class DebugFormat {
         throw new IllegalArgumentException("no debug form for " + e);
     }
 
+    /** The expressions of the bytes we send for a rule, decoded again, in nft's debug notation. */
+    public static List<String> sent(Rule r) {
+        MessageWriter w = new MessageWriter(1 << 16);
+        NftCodec.encodeRule(w, Op.Verb.ADD, r, 1, 0);
+        Rule decoded = NftCodec.decodeRule(NlMessage.split(w.finish()).get(0));
+        List<String> lines = new ArrayList<>();
+        for (Expr e : decoded.exprs()) {
+            lines.add(format(e));
+        }
+        return lines;
+    }
+
     /** Parses nft --debug=netlink output into one list of expression lines per rule. */
-    static List<List<String>> parseNftDebug(String out) {
+    public static List<List<String>> parseNftDebug(String out) {
         List<List<String>> rules = new ArrayList<>();
         List<String> cur = null;
         for (String line : out.split("\n")) {

@@ -6,7 +6,6 @@ import io.nftproxy.netlink.nft.Op;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.netlink.nft.print.NftPrinter;
-import io.nftproxy.netlink.nft.wire.NftCodec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -16,9 +15,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.nftproxy.netlink.msg.MessageWriter;
-import io.nftproxy.netlink.msg.NlMessage;
-import io.nftproxy.netlink.nft.expr.Expr;
 
 /**
  * nft's own encoding of the fixture's rules ({@code nft --debug=netlink}), as the oracle for ours:
@@ -58,14 +54,7 @@ final class NftDebugOracle {
     List<List<String>> ours() {
         List<List<String>> out = new ArrayList<>();
         for (Rule r : rules) {
-            MessageWriter w = new MessageWriter(4096);
-            NftCodec.encodeRule(w, Op.Verb.ADD, r, 1, 0);
-            Rule sent = NftCodec.decodeRule(NlMessage.split(w.finish()).get(0));
-            List<String> lines = new ArrayList<>();
-            for (Expr e : sent.exprs()) {
-                lines.add(DebugFormat.format(e));
-            }
-            out.add(lines);
+            out.add(DebugFormat.sent(r));
         }
         return out;
     }
