@@ -49,6 +49,16 @@ public final class BenchState {
      * with externalTrafficPolicy Local and its first endpoint on this node. `bench --compare`
      * runs on these.
      */
+    /** In the mix, service i is sticky when i % STICKY_EVERY == STICKY_AT, and Local when i % LOCAL_EVERY == 0. */
+    public static final int STICKY_EVERY = 7;
+    public static final int STICKY_AT = 3;
+    public static final int LOCAL_EVERY = 20;
+
+    /** The name of generated service i's port. */
+    public static ServicePortName id(int i) {
+        return new ServicePortName("bench", "svc-" + i, "http", Protocol.TCP);
+    }
+
     public static ProxyState mixed(int n, int k) {
         return generate(n, k, 0, true);
     }
@@ -59,9 +69,9 @@ public final class BenchState {
         int svcBase = 0x0a600000; // 10.96.0.0
         int podBase = 0x0a800000; // 10.128.0.0
         for (int i = 0; i < n; i++) {
-            ServicePortName id = new ServicePortName("bench", "svc-" + i, "http", Protocol.TCP);
-            boolean affinity = mixed && i % 7 == 3;
-            boolean local = mixed && i % 20 == 0;
+            ServicePortName id = id(i);
+            boolean affinity = mixed && i % STICKY_EVERY == STICKY_AT;
+            boolean local = mixed && i % LOCAL_EVERY == 0;
             svcs.put(id, ServicePort.builder(id, 80).clusterIPs(List.of(ip(svcBase + i + 1)))
                     .nodePort(i % 10 == 0 ? 30000 + (i / 10) % 2768 : 0).externalPolicyLocal(local)
                     .affinitySeconds(affinity ? 10_800 : 0).build());

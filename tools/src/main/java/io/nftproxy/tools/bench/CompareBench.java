@@ -104,7 +104,29 @@ public final class CompareBench {
         out.add(new Change("service added", s, c));
         s = with(s, c, null, null);
         out.add(new Change("service removed", s, c));
+        // The kinds that still own chains, each on its own: the draws above cross the mix, where
+        // they are a fifth of the services.
+        if (n >= BenchState.STICKY_EVERY) {
+            ServicePortName d = BenchState.id((int) ((r * 7919L + 5) % (n / BenchState.STICKY_EVERY))
+                    * BenchState.STICKY_EVERY + BenchState.STICKY_AT);
+            s = withEndpointAdded(s, d, 0x0e000000 + r);
+            out.add(new Change("endpoint added (sticky service)", s, d));
+        }
+        if (n >= BenchState.LOCAL_EVERY) {
+            ServicePortName e = BenchState.id((int) ((r * 104_729L + 7) % (n / BenchState.LOCAL_EVERY)) * BenchState.LOCAL_EVERY);
+            s = withEndpointAdded(s, e, 0x0f000000 + r);
+            out.add(new Change("endpoint added (Local service)", s, e));
+        }
         return out;
+    }
+
+    /** Changes per repetition at most: {@link #changes} makes four, and one per kind that owns chains. */
+    static final int CHANGES_PER_REPETITION = 6;
+
+    private static ProxyState withEndpointAdded(ProxyState s, ServicePortName id, int address) {
+        List<Endpoint> eps = new ArrayList<>(s.endpointsOf(id));
+        eps.add(Endpoint.ready(BenchState.ip(address), 8080, "node-z"));
+        return with(s, id, s.services().get(id), eps);
     }
 
     static ProxyState with(ProxyState s, ServicePortName id, ServicePort svc, List<Endpoint> eps) {
@@ -122,7 +144,7 @@ public final class CompareBench {
 
     /** Full and partial syncs at each size, for each backend. */
     public void syncs(List<Integer> sizes) throws Exception {
-        long steps = (long) sizes.size() * backends.size() * (1 + 4L * repetitions);
+        long steps = (long) sizes.size() * backends.size() * (1 + (long) CHANGES_PER_REPETITION * repetitions);
         try (ProgressBar bar = bar("syncs", steps)) {
             for (int n : sizes) {
                 ProxyState base = BenchState.mixed(n, endpoints);
@@ -137,7 +159,7 @@ public final class CompareBench {
                             full = backend.full(base, budget);
                         } catch (SyncBackend.OverBudget e) {
                             rows.add(new Row("sync", b, n, "full", new long[0], "> " + budget.toSeconds() + " s budget"));
-                            bar.stepBy(1 + 4L * repetitions);
+                            bar.stepBy(1 + (long) CHANGES_PER_REPETITION * repetitions);
                             continue;
                         }
                         long slabMb = (KernelMemory.slabKb() - slabBefore) / 1024;
@@ -154,7 +176,7 @@ public final class CompareBench {
                                     samples.computeIfAbsent(c.sample(), k -> new ArrayList<>()).add(t);
                                 } catch (SyncBackend.OverBudget e) {
                                     over = "> " + budget.toSeconds() + " s budget (" + c.sample() + ")";
-                                    bar.stepBy(4L * (repetitions - r));
+                                    bar.stepBy((long) CHANGES_PER_REPETITION * (repetitions - r));
                                     break changes;
                                 }
                                 before = c.state();
