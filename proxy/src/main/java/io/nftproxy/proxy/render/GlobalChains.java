@@ -122,12 +122,13 @@ final class GlobalChains extends RenderPart {
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_CHAINS))));
         List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(NfTablesUapi.NFT_REG_1),
                 RuleParts.lookup(NODEPORT_ADDRS));
-        services.add(b.rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
+        // A NodePort: addressed to this node, on an address NodePorts are served on, by protocol and port.
+        List<Expr> nodePorts = concat(nodeportMatch, p.protoPort());
+        services.add(b.rule(SERVICES, concat(nodePorts,
                 RuleParts.lookup(NODEPORT_MASQ), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
-        services.add(b.rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
+        services.add(b.rule(SERVICES, concat(nodePorts,
                 RuleParts.lookup(SERVICE_NODEPORTS), verdict(Verdict.goTo(PickTree.Kind.NODEPORT.root())))));
-        services.add(b.rule(SERVICES, concat(concat(nodeportMatch, p.protoPort().toArray(new Expr[0])),
-                RuleParts.vmap(NODEPORT_CHAINS))));
+        services.add(b.rule(SERVICES, concat(nodePorts, RuleParts.vmap(NODEPORT_CHAINS))));
         b.chain(Chain.regular(nf, t, SERVICES), services);
 
         // One shared chain per endpoint count k picks uniformly among a group's k endpoints:
@@ -146,7 +147,6 @@ final class GlobalChains extends RenderPart {
                 b.rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_REJECT), p.reject())),
                 b.rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_DROP),
                         verdict(Verdict.DROP)))));
-        List<Expr> nodePorts = concat(nodeportMatch, p.protoPort().toArray(new Expr[0]));
         b.chain(Chain.regular(nf, t, NODEPORT_ENDPOINTS_CHECK), List.of(
                 b.rule(NODEPORT_ENDPOINTS_CHECK, concat(nodePorts, RuleParts.lookup(NODEPORT_NO_ENDPOINT_REJECT), p.reject())),
                 b.rule(NODEPORT_ENDPOINTS_CHECK, concat(nodePorts, RuleParts.lookup(NODEPORT_NO_ENDPOINT_DROP),
