@@ -90,9 +90,7 @@ public final class CompareBench {
         s = with(s, a, s.services().get(a), eps);
         out.add(new Change("endpoint replaced", s, a));
         ServicePortName b = new ServicePortName("bench", "svc-" + ((r * 104_729L + 13) % n), "http", Protocol.TCP);
-        eps = new ArrayList<>(s.endpointsOf(b));
-        eps.add(Endpoint.ready(BenchState.ip(0x0c000000 + r), 8080, "node-y"));
-        s = with(s, b, s.services().get(b), eps);
+        s = withEndpointAdded(s, b, 0x0c000000 + r, "node-y");
         out.add(new Change("endpoint added", s, b));
         ServicePortName c = new ServicePortName("bench", "added-" + r, "http", Protocol.TCP);
         ServicePort svc = ServicePort.builder(c, 80).clusterIPs(List.of(BenchState.ip(0x0a6f0000 + r + 1))).build();
@@ -109,12 +107,12 @@ public final class CompareBench {
         if (n >= BenchState.STICKY_EVERY) {
             ServicePortName d = BenchState.id((int) ((r * 7919L + 5) % (n / BenchState.STICKY_EVERY))
                     * BenchState.STICKY_EVERY + BenchState.STICKY_AT);
-            s = withEndpointAdded(s, d, 0x0e000000 + r);
+            s = withEndpointAdded(s, d, 0x0e000000 + r, "node-z");
             out.add(new Change("endpoint added (sticky service)", s, d));
         }
         if (n >= BenchState.LOCAL_EVERY) {
             ServicePortName e = BenchState.id((int) ((r * 104_729L + 7) % (n / BenchState.LOCAL_EVERY)) * BenchState.LOCAL_EVERY);
-            s = withEndpointAdded(s, e, 0x0f000000 + r);
+            s = withEndpointAdded(s, e, 0x0f000000 + r, "node-z");
             out.add(new Change("endpoint added (Local service)", s, e));
         }
         return out;
@@ -123,9 +121,9 @@ public final class CompareBench {
     /** Changes per repetition at most: {@link #changes} makes four, and one per kind that owns chains. */
     static final int CHANGES_PER_REPETITION = 6;
 
-    private static ProxyState withEndpointAdded(ProxyState s, ServicePortName id, int address) {
+    private static ProxyState withEndpointAdded(ProxyState s, ServicePortName id, int address, String node) {
         List<Endpoint> eps = new ArrayList<>(s.endpointsOf(id));
-        eps.add(Endpoint.ready(BenchState.ip(address), 8080, "node-z"));
+        eps.add(Endpoint.ready(BenchState.ip(address), 8080, node));
         return with(s, id, s.services().get(id), eps);
     }
 
