@@ -79,6 +79,12 @@ public record ServicePlan(ServicePort svc, IpFamily family, List<Endpoint> clust
                 svc.externalIPs(f), lbIPs, firewall);
     }
 
+    /** The same plan with its endpoint lists in another order (the nftables renderer keeps indices: see EndpointSlots). */
+    public ServicePlan withEndpoints(List<Endpoint> cluster, List<Endpoint> local) {
+        return new ServicePlan(svc, family, cluster, local, internal, external, masqueradeExternal, clusterIPs, externalIPs,
+                loadBalancerIPs, firewall);
+    }
+
     /** Whether external traffic under policy Local finds endpoints on this node (else what is not short-circuited is dropped). */
     public boolean externalHasLocalEndpoints() {
         return !localEndpoints.isEmpty();

@@ -15,10 +15,12 @@ import io.nftproxy.netlink.nft.SetElement;
  * chains it owns, sets it owns, and elements it adds to sets (its own or shared ones). Fragments
  * of unchanged services are reused as they are, which keeps a partial sync proportional to the
  * change. {@code unmanagedSets} names owned sets whose elements the kernel writes (affinity).
+ * {@code slots} is the order the port's endpoints hold their indices in, which the port's next
+ * fragment keeps ({@link EndpointSlots}).
  */
 public record Fragment(Map<String, DesiredChain> chains, Map<String, NftSet> sets,
-                       Map<String, List<SetElement>> elements, Set<String> unmanagedSets) {
-    public static final Fragment EMPTY = new Fragment(Map.of(), Map.of(), Map.of(), Set.of());
+                       Map<String, List<SetElement>> elements, Set<String> unmanagedSets, EndpointSlots slots) {
+    public static final Fragment EMPTY = new Fragment(Map.of(), Map.of(), Map.of(), Set.of(), EndpointSlots.NONE);
 
     /**
      * The committed state keeps one fragment per service port for as long as the daemon runs, so

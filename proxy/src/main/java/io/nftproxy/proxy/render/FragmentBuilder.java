@@ -44,6 +44,8 @@ final class FragmentBuilder {
     final Map<String, NftSet> sets = new LinkedHashMap<>();
     final Map<String, List<SetElement>> elements = new LinkedHashMap<>();
     final Set<String> unmanaged = new HashSet<>();
+    /** The order the port's endpoints hold their indices in (none for the globals). */
+    EndpointSlots slots = EndpointSlots.NONE;
     /** The comment of this fragment's elements: its service port's name (null for the globals). */
     private String ownerComment;
 
@@ -57,7 +59,7 @@ final class FragmentBuilder {
     }
 
     Fragment fragment() {
-        return new Fragment(chains, sets, elements, unmanaged);
+        return new Fragment(chains, sets, elements, unmanaged, slots);
     }
 
     DataType addr() {

@@ -120,6 +120,14 @@ public final class NftRenderer {
 
     /** One service port's contribution to one family's table (empty if it has no IP of that family). */
     public Fragment service(IpFamily f, ServicePort svc, List<Endpoint> endpoints, NodeInfo node) {
+        return service(f, svc, endpoints, node, EndpointSlots.NONE);
+    }
+
+    /**
+     * One service port's contribution, its endpoints keeping the indices they held in
+     * {@code previous} (the slots of the port's last fragment in this family).
+     */
+    public Fragment service(IpFamily f, ServicePort svc, List<Endpoint> endpoints, NodeInfo node, EndpointSlots previous) {
         if (!svc.inFamily(f)) {
             return Fragment.EMPTY;
         }
@@ -127,7 +135,9 @@ public final class NftRenderer {
         if (elementComments) {
             b.commentWith(svc.id());
         }
-        ServicePlan plan = ServicePlan.of(svc, endpoints, node, config, f);
+        ServicePlan planned = ServicePlan.of(svc, endpoints, node, config, f);
+        b.slots = previous.next(planned.clusterEndpoints(), planned.localEndpoints());
+        ServicePlan plan = planned.withEndpoints(b.slots.cluster(), b.slots.local());
         for (Endpoint e : plan.clusterEndpoints()) {
             b.element(HAIRPIN, SetElement.of(Bytes.concat(Bytes.ip(e.address()), Bytes.ip(e.address()))));
         }

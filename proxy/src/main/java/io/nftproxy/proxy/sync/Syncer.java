@@ -27,6 +27,7 @@ import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.EndpointSlots;
 import io.nftproxy.proxy.render.Fragment;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.render.RenderFailure;
@@ -66,6 +67,8 @@ public final class Syncer implements Backend {
      */
     private final Map<IpFamily, TableState> forgotten = new EnumMap<>(IpFamily.class);
     private ProxyState forgottenState;
+    /** Where a first sync takes its endpoints' indices from (tests: see {@link #takeIndicesFrom}). */
+    private final Map<IpFamily, TableState> indicesFrom = new EnumMap<>(IpFamily.class);
     private Committer committer;
 
     /** How a transaction reaches the kernel (the drift watcher commits without listening). */
@@ -88,6 +91,15 @@ public final class Syncer implements Backend {
         this.committer = client == null ? tx -> {
             throw new IllegalStateException("no kernel client: give a committer");
         } : client::commit;
+    }
+
+    /**
+     * Makes this syncer's first sync give endpoints the indices {@code other} holds them at, and
+     * nothing else of it: a full sync's table to compare, as a test, with the table {@code other}
+     * reached through partial syncs (indices depend on history; see EndpointSlots).
+     */
+    void takeIndicesFrom(Syncer other) {
+        indicesFrom.putAll(other.committed);
     }
 
     /** Sends every later commit through {@code c}. */
@@ -228,7 +240,7 @@ public final class Syncer implements Backend {
                 Fragment frag = svc == null || refused.containsKey(id) ? null
                         : reuse != null && unchanged(renderedFrom, id, svc, state) && reuse.fragments.containsKey(who)
                         ? reuse.fragments.get(who) // a full sync re-sends it; no need to render it again
-                        : render(f, svc, state, rejected);
+                        : render(f, svc, state, slotsOf(reuse != null ? reuse : indicesFrom.get(f), who), rejected);
                 if (frag == Fragment.EMPTY) {
                     frag = null;
                 }
@@ -322,9 +334,9 @@ public final class Syncer implements Backend {
      * inputs (a defect must cost one service, not every sync). That service is left out until it
      * changes, named in the log, and the rest of the sync goes on.
      */
-    private Fragment render(IpFamily f, ServicePort svc, ProxyState state, List<String> rejected) {
+    private Fragment render(IpFamily f, ServicePort svc, ProxyState state, EndpointSlots previous, List<String> rejected) {
         try {
-            return renderer.service(f, svc, state.endpointsOf(svc.id()), state.node());
+            return renderer.service(f, svc, state.endpointsOf(svc.id()), state.node(), previous);
         } catch (RuntimeException e) {
             String reason = RenderFailure.describe(e);
             LOG.atError().addKeyValue("service", svc.id().namespace() + "/" + svc.id().name())
@@ -335,6 +347,12 @@ public final class Syncer implements Backend {
             rejected.add(svc.id() + ": " + reason);
             return null;
         }
+    }
+
+    /** The indices a port's endpoints held in what we committed (or, rebuilding, had committed): kept by its next fragment. */
+    private static EndpointSlots slotsOf(TableState held, Contributor who) {
+        Fragment had = held == null ? null : held.fragments.get(who);
+        return had == null ? EndpointSlots.NONE : had.slots();
     }
 
     /** Whether a service port's inputs are those it was rendered from in {@code from}. */

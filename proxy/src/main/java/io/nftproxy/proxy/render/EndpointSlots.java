@@ -1,0 +1,71 @@
+package io.nftproxy.proxy.render;
+
+import java.net.InetAddress;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.nftproxy.proxy.model.Endpoint;
+
+/**
+ * The index each endpoint of a service port holds in the shared maps ("frontend . index" to
+ * endpoint), kept from one sync to the next: an endpoint keeps its index while it stays, and one
+ * that goes leaves its index to the endpoint that held the last one. A pure function of the
+ * previous order and the current endpoints.
+ *
+ * <p>Why it matters: ClientIP affinity remembers the index a client drew, so an index that moved
+ * to another endpoint would send that client elsewhere; and each index that moves is an element
+ * rewritten, so keeping them makes adding or removing one endpoint change one element per
+ * frontend rather than every element after it.
+ *
+ * @param cluster the order of the endpoints cluster-wide traffic picks among
+ * @param local   the order of this node's endpoints (traffic policy Local)
+ */
+public record EndpointSlots(List<Endpoint> cluster, List<Endpoint> local) {
+    public static final EndpointSlots NONE = new EndpointSlots(List.of(), List.of());
+
+    public EndpointSlots {
+        cluster = List.copyOf(cluster);
+        local = List.copyOf(local);
+    }
+
+    private record HostPort(InetAddress address, int port) {
+        static HostPort of(Endpoint e) {
+            return new HostPort(e.address(), e.port());
+        }
+    }
+
+    /**
+     * {@code current} in the order of its indices: an endpoint that was in {@code previous} at an
+     * index still below the new count keeps it; the indices left free go, lowest first, to the
+     * rest in their order in {@code current} (new endpoints, and ones whose index is now past the
+     * end). With one endpoint removed, the last one takes its index; with one added, it takes the
+     * new last index.
+     */
+    static List<Endpoint> assign(List<Endpoint> previous, List<Endpoint> current) {
+        if (previous.isEmpty()) {
+            return current;
+        }
+        int k = current.size();
+        Map<HostPort, Endpoint> unplaced = new LinkedHashMap<>();
+        for (Endpoint e : current) {
+            unplaced.put(HostPort.of(e), e);
+        }
+        Endpoint[] slots = new Endpoint[k];
+        for (int i = 0; i < Math.min(k, previous.size()); i++) {
+            slots[i] = unplaced.remove(HostPort.of(previous.get(i))); // the current copy (readiness may differ)
+        }
+        var rest = unplaced.values().iterator();
+        for (int i = 0; i < k; i++) {
+            if (slots[i] == null) {
+                slots[i] = rest.next();
+            }
+        }
+        return List.of(slots);
+    }
+
+    /** This order applied to a port's current endpoints. */
+    EndpointSlots next(List<Endpoint> clusterNow, List<Endpoint> localNow) {
+        return new EndpointSlots(assign(cluster, clusterNow), assign(local, localNow));
+    }
+}
