@@ -463,6 +463,18 @@ public final class FakeNfTables implements NftKernel, CounterReader {
         return List.copyOf(els.values());
     }
 
+    /** One chain's rules, as the kernel's rule dump filtered by chain: without building the whole table. */
+    @Override
+    public synchronized List<Rule> listRules(Family family, String table, String chain) throws NftException {
+        FakeTable t = tables.get(key(family, table));
+        List<Rule> rules = t == null ? null : t.rules.get(chain);
+        if (rules == null) {
+            throw new NftException((t == null ? "table " : "chain ") + family.keyword() + " " + table
+                    + (t == null ? "" : " " + chain), Errno.ENOENT, null);
+        }
+        return List.copyOf(rules);
+    }
+
     @Override
     public synchronized TableContents readTable(Family family, String table) throws NftException {
         FakeTable t = tables.get(key(family, table));

@@ -62,6 +62,14 @@ final class FragmentBuilder {
         return new Fragment(chains, sets, elements, unmanaged, slots);
     }
 
+    /** Adds another fragment's chains, sets and elements to this one. */
+    void merge(Fragment other) {
+        chains.putAll(other.chains());
+        sets.putAll(other.sets());
+        other.elements().forEach((set, els) -> elements.computeIfAbsent(set, k -> new ArrayList<>()).addAll(els));
+        unmanaged.addAll(other.unmanagedSets());
+    }
+
     DataType addr() {
         return f == IpFamily.V4 ? DataType.IPV4_ADDR : DataType.IPV6_ADDR;
     }

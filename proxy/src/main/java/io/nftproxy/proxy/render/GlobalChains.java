@@ -6,6 +6,7 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SortedSet;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -27,11 +28,31 @@ import io.nftproxy.proxy.model.Cidr;
  */
 final class GlobalChains extends RenderPart {
     private final List<Cidr> serviceCidrs;
+    private final Fragment picks;
 
-    /** @param serviceCidrs the service network of this family, whose unallocated addresses are dropped */
-    GlobalChains(FragmentBuilder b, List<Cidr> serviceCidrs) {
+    /**
+     * @param serviceCidrs the service network of this family, whose unallocated addresses are dropped
+     * @param picks        the shared picking chains ({@link #picks})
+     */
+    GlobalChains(FragmentBuilder b, List<Cidr> serviceCidrs, Fragment picks) {
         super(b);
         this.serviceCidrs = serviceCidrs;
+        this.picks = picks;
+    }
+
+    /**
+     * The chains that pick an endpoint, shared by every service: per kind of frontend the tree
+     * and its leaves, and per ClientIP affinity timeout (seconds) the chains that remember the
+     * index drawn. A function of the family and the timeouts alone, for the renderer to keep.
+     */
+    static Fragment picks(FragmentBuilder b, SortedSet<Long> stickyTimeouts) {
+        for (PickTree.Kind kind : PickTree.Kind.values()) {
+            new PickTree(b, kind, stickyTimeouts).declare();
+            for (long timeout : stickyTimeouts) {
+                new StickyPick(b, kind, timeout).declare();
+            }
+        }
+        return b.fragment();
     }
 
     void declare() {
@@ -131,17 +152,10 @@ final class GlobalChains extends RenderPart {
         services.add(b.rule(SERVICES, concat(nodePorts, RuleParts.vmap(NODEPORT_CHAINS))));
         b.chain(Chain.regular(nf, t, SERVICES), services);
 
-        // One shared chain per endpoint count k picks uniformly among a group's k endpoints:
-        // a service is then only map elements, and changing it never changes a rule.
-        for (int k = 1; k <= MAX_SHARED_PICK; k++) {
-            String pick = PICK + k;
-            b.chain(Chain.regular(nf, t, pick), List.of(
-                    b.rule(pick, p.pickEndpoint(p.daddrProtoPort(), SERVICE_ENDPOINTS, k)),
-                    b.rule(pick, p.pickEndpoint(p.protoPort(), NODEPORT_ENDPOINTS, k))));
-        }
-
-        new PickTree(b, PickTree.Kind.IP).declare();
-        new PickTree(b, PickTree.Kind.NODEPORT).declare();
+        // One shared chain per kind and endpoint count k picks uniformly among a port's k
+        // endpoints, and one per affinity timeout and k remembers what it picked: a service is
+        // then only elements, and changing it never changes a rule.
+        b.merge(picks);
 
         b.chain(Chain.regular(nf, t, SERVICE_ENDPOINTS_CHECK), List.of(
                 b.rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_REJECT), p.reject())),

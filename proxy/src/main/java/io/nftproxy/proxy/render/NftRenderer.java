@@ -9,7 +9,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 import io.nftproxy.netlink.nft.Bytes;
@@ -78,7 +81,6 @@ public final class NftRenderer {
     public static final String NODEPORT_ENDPOINTS_CHECK = "nodeport-endpoints-check";
     public static final String CLUSTER_IPS_CHECK = "cluster-ips-check";
     public static final String FIREWALL_CHECK = "firewall-check";
-    static final String PICK = "pick-";
     /** kube-proxy's default affinity timeout; every entry is written with its own service's. */
     static final long AFFINITY_DEFAULT_MS = 10_800_000L;
 
@@ -113,9 +115,55 @@ public final class NftRenderer {
 
     /** The global skeleton of one family's table: shared chains, sets, and CIDR elements. */
     public Fragment globals(IpFamily f, ProxyState state) {
+        SortedSet<Long> timeouts = new TreeSet<>();
+        for (ServicePort svc : state.services().values()) {
+            if (stickyTimeout(svc) != 0) {
+                timeouts.add(stickyTimeout(svc));
+            }
+        }
+        return globals(f, state, timeouts);
+    }
+
+    /**
+     * The global skeleton with the shared chains of these affinity timeouts (the distinct
+     * {@link #stickyTimeout}s of the state's services; a sync keeps count of them as ports change).
+     */
+    public Fragment globals(IpFamily f, ProxyState state, SortedSet<Long> stickyTimeouts) {
         FragmentBuilder b = new FragmentBuilder(config, f, state.node());
-        new GlobalChains(b, config.serviceCIDRs(f, state.serviceCIDRs())).declare();
+        new GlobalChains(b, config.serviceCIDRs(f, state.serviceCIDRs()), picks(f, state.node(), stickyTimeouts)).declare();
         return b.fragment();
+    }
+
+    private record PickKey(IpFamily family, SortedSet<Long> stickyTimeouts) {
+    }
+
+    /**
+     * The shared picking chains of a family and set of timeouts, rendered once: some 1,300 rules
+     * a timeout, the same every time (rendering them took most of a re-assertion's render). A
+     * handful of keys at most; forgotten wholesale past that.
+     */
+    private final Map<PickKey, Fragment> picks = new ConcurrentHashMap<>();
+
+    private Fragment picks(IpFamily f, NodeInfo node, SortedSet<Long> stickyTimeouts) {
+        PickKey key = new PickKey(f, new TreeSet<>(stickyTimeouts));
+        Fragment had = picks.get(key);
+        if (had != null) {
+            return had;
+        }
+        if (picks.size() > 8) {
+            picks.clear();
+        }
+        Fragment made = GlobalChains.picks(new FragmentBuilder(config, f, node), key.stickyTimeouts());
+        picks.put(key, made);
+        return made;
+    }
+
+    /**
+     * The affinity timeout (seconds) whose shared chains a service port may use, 0 for none: the
+     * globals hold the chains of every timeout a service of the state has.
+     */
+    public static long stickyTimeout(ServicePort svc) {
+        return svc.affinitySeconds();
     }
 
     /** One service port's contribution to one family's table (empty if it has no IP of that family). */

@@ -1,16 +1,18 @@
 package io.nftproxy.proxy.render;
 
 import static io.nftproxy.proxy.render.NftRenderer.MAX_SHARED_PICK;
-import static io.nftproxy.proxy.render.NftRenderer.PICK;
 import static io.nftproxy.proxy.render.RuleParts.concat;
 import static io.nftproxy.proxy.render.RuleParts.verdict;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.SortedSet;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.expr.Expr;
@@ -18,7 +20,8 @@ import io.nftproxy.netlink.nft.expr.Expr;
 /**
  * How a plain service port reaches the shared chain that picks among its k endpoints without a
  * verdict of its own: k − 1 is written in binary as the port's membership in one set per bit,
- * and a binary tree of shared chains reads the bits, highest first, down to {@code pick-k}.
+ * and a binary tree of shared chains reads the bits, highest first, down to the leaf that picks
+ * among k ({@code ip-pick-k}, {@code nodeport-pick-k}).
  *
  * <p>Why not a verdict map from the port to {@code goto pick-k}: changing a verdict element makes
  * the kernel validate every chain reachable from the map at commit (18-24 ms a change at 100k
@@ -60,6 +63,16 @@ final class PickTree extends RenderPart {
         String root() {
             return chain(1, MAX_SHARED_PICK);
         }
+
+        /** The leaf that picks among k endpoints. */
+        String leaf(int k) {
+            return prefix + "-pick-" + k;
+        }
+
+        /** The map from "frontend . index" to endpoint the leaves of this kind look up. */
+        String endpoints() {
+            return this == IP ? NftRenderer.SERVICE_ENDPOINTS : NftRenderer.NODEPORT_ENDPOINTS;
+        }
     }
 
     static {
@@ -69,19 +82,35 @@ final class PickTree extends RenderPart {
     }
 
     private final Kind kind;
+    /** The affinity timeouts (seconds) with shared chains: a sticky port's leaf sends it to them. */
+    private final SortedSet<Long> stickyTimeouts;
 
-    PickTree(FragmentBuilder b, Kind kind) {
+    PickTree(FragmentBuilder b, Kind kind, SortedSet<Long> stickyTimeouts) {
         super(b);
         this.kind = kind;
+        this.stickyTimeouts = stickyTimeouts;
     }
 
-    /** The bit sets and the tree's chains, each ending in {@code pick-k}. */
+    /** The bit sets, the tree's chains, and the leaves: {@code KIND-pick-k} for k = 1..MAX_SHARED_PICK. */
     void declare() {
         for (int bit = 0; bit < BITS; bit++) {
             b.set(kindSet(kind.bitSet(bit)).withComment(
                     (kind == Kind.IP ? "IP ports" : "NodePorts") + " whose endpoint count minus one has bit " + bit + " set"));
         }
         chains(1, MAX_SHARED_PICK);
+        // A leaf picks one of k endpoints: "destination . numgen random mod k" in the endpoint map.
+        // A port with ClientIP affinity is a member of its timeout's sticky set and goes on to
+        // that timeout's leaf for k, which remembers the index drawn (StickyPick).
+        for (int k = 1; k <= MAX_SHARED_PICK; k++) {
+            List<Rule> rules = new ArrayList<>();
+            for (long timeout : stickyTimeouts) {
+                StickyPick sticky = new StickyPick(b, kind, timeout);
+                rules.add(b.rule(kind.leaf(k), concat(concat(key(), RuleParts.lookup(sticky.members())),
+                        verdict(Verdict.goTo(sticky.leaf(k))))));
+            }
+            rules.add(b.rule(kind.leaf(k), p.pickEndpoint(key(), kind.endpoints(), k)));
+            b.chain(Chain.regular(nf, t, kind.leaf(k)), rules);
+        }
     }
 
     private NftSet kindSet(String name) {
@@ -94,8 +123,8 @@ final class PickTree extends RenderPart {
         int half = (hi - lo + 1) / 2;
         int bit = Integer.numberOfTrailingZeros(half);
         String name = kind.chain(lo, hi);
-        String upper = half == 1 ? PICK + hi : kind.chain(lo + half, hi);
-        String lower = half == 1 ? PICK + lo : kind.chain(lo, lo + half - 1);
+        String upper = half == 1 ? kind.leaf(hi) : kind.chain(lo + half, hi);
+        String lower = half == 1 ? kind.leaf(lo) : kind.chain(lo, lo + half - 1);
         b.chain(Chain.regular(nf, t, name), List.of(
                 b.rule(name, concat(concat(key(), RuleParts.lookup(kind.bitSet(bit))), verdict(Verdict.goTo(upper)))),
                 b.rule(name, List.of(verdict(Verdict.goTo(lower))))));
@@ -105,7 +134,7 @@ final class PickTree extends RenderPart {
         }
     }
 
-    private List<Expr> key() {
+    List<Expr> key() {
         return kind == Kind.IP ? p.daddrProtoPort() : p.protoPort();
     }
 

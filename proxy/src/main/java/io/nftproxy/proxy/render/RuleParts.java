@@ -67,13 +67,39 @@ final class RuleParts {
 
     /** {@code ip daddr . meta l4proto . th dport} loaded from register 1 on. */
     List<Expr> daddrProtoPort() {
+        return daddrProtoPort(0);
+    }
+
+    /** {@code ip daddr . meta l4proto . th dport} loaded from 32-bit slot {@code slot} on. */
+    List<Expr> daddrProtoPort(int slot) {
         int s = addrSlots();
-        return List.of(loadDaddr(reg(0)), Meta.load(Meta.NFT_META_L4PROTO, reg(s)), Payload.transport(reg(s + 1), 2, 2));
+        return List.of(loadDaddr(reg(slot)), Meta.load(Meta.NFT_META_L4PROTO, reg(slot + s)),
+                Payload.transport(reg(slot + s + 1), 2, 2));
     }
 
     /** {@code meta l4proto . th dport} from register 1 on. */
     List<Expr> protoPort() {
-        return List.of(Meta.load(Meta.NFT_META_L4PROTO, reg(0)), Payload.transport(reg(1), 2, 2));
+        return protoPort(0);
+    }
+
+    /** {@code meta l4proto . th dport} from 32-bit slot {@code slot} on. */
+    static List<Expr> protoPort(int slot) {
+        return List.of(Meta.load(Meta.NFT_META_L4PROTO, reg(slot)), Payload.transport(reg(slot + 1), 2, 2));
+    }
+
+    /** The 32-bit slots an address takes in a register. */
+    int addressSlots() {
+        return addrSlots();
+    }
+
+    /** The 32-bit slots loaded by {@code loads} (payloads by their length, anything else one). */
+    static int slots(List<Expr> loads) {
+        int n = 0;
+        for (Expr e : loads) {
+            int len = e instanceof Payload pl ? pl.len() : 1;
+            n += (len + 3) / 4;
+        }
+        return n;
     }
 
     /** {@code ip saddr . ip daddr}. */
@@ -101,15 +127,27 @@ final class RuleParts {
      */
     List<Expr> pickEndpoint(List<Expr> keyLoads, String endpoints, int k) {
         List<Expr> out = new ArrayList<>(keyLoads);
-        int keySlots = 0;
-        for (Expr e : keyLoads) {
-            int len = e instanceof Payload pl ? pl.len() : 1;
-            keySlots += (len + 3) / 4;
-        }
-        out.add(Numgen.random(reg(keySlots), k));
+        out.add(Numgen.random(reg(slots(keyLoads)), k));
         out.add(Lookup.map(endpoints, NFT_REG_1, NFT_REG_1));
         out.add(Nat.dnat(family.nft().code(), NFT_REG_1, reg(addrSlots())));
         return out;
+    }
+
+    /**
+     * DNATs to the endpoint at a constant index: {@code dnat ip to ip daddr . meta l4proto . th
+     * dport . INDEX map @endpoints}. No match (no endpoint at that index now) leaves the rule.
+     */
+    List<Expr> endpointAt(List<Expr> keyLoads, String endpoints, int index) {
+        List<Expr> out = new ArrayList<>(keyLoads);
+        out.add(Immediate.value(reg(slots(keyLoads)), Bytes.host32(index)));
+        out.add(Lookup.map(endpoints, NFT_REG_1, NFT_REG_1));
+        out.add(Nat.dnat(family.nft().code(), NFT_REG_1, reg(addrSlots())));
+        return out;
+    }
+
+    /** {@code numgen random mod k vmap @map}: goes where the map sends a random index in [0, k). */
+    static List<Expr> randomIndexVmap(int k, String map) {
+        return List.of(Numgen.random(NFT_REG_1, k), Lookup.map(map, NFT_REG_1, NfTablesUapi.NFT_REG_VERDICT));
     }
 
     static Expr verdict(Verdict v) {

@@ -25,9 +25,9 @@ import io.nftproxy.proxy.plan.ServicePlan;
 import io.nftproxy.proxy.plan.Target;
 
 /**
- * A service port with chains of its own: ClientIP session affinity, externalTrafficPolicy Local
- * (an external chain choosing local endpoints), groups larger than the shared pick chains, and
- * loadBalancerSourceRanges (a firewall chain).
+ * A service port with chains of its own: externalTrafficPolicy Local (an external chain choosing
+ * local endpoints) and groups larger than the shared pick chains, with or without ClientIP
+ * session affinity; and loadBalancerSourceRanges (a firewall chain).
  */
 final class ServiceChains extends RenderPart {
     private final Set<Bytes> counted = new HashSet<>();
@@ -36,9 +36,9 @@ final class ServiceChains extends RenderPart {
         super(b);
     }
 
-    /** Whether a port needs chains of its own: affinity, external Local policy, a group too large to share a pick chain. */
+    /** Whether a port needs chains of its own: external Local policy, a group too large to share a pick chain. */
     static boolean needed(ServicePlan plan) {
-        return plan.svc().affinitySeconds() > 0 || plan.external() == Target.EXTERNAL_LOCAL
+        return plan.external() == Target.EXTERNAL_LOCAL
                 || plan.clusterEndpoints().size() > MAX_SHARED_PICK || plan.localEndpoints().size() > MAX_SHARED_PICK;
     }
 

@@ -38,13 +38,12 @@ final class ServiceData extends RenderPart {
     void render(ServicePlan plan) {
         int proto = plan.svc().protocol().number();
         int port = plan.svc().port();
+        long sticky = NftRenderer.stickyTimeout(plan.svc());
         List<Endpoint> internal = plan.internal() == Target.LOCAL ? plan.localEndpoints() : plan.clusterEndpoints();
         for (InetAddress ip : plan.clusterIPs()) {
             Bytes k = b.key(ip, proto, port);
             if (plan.internal() == Target.CLUSTER || plan.internal() == Target.LOCAL) {
-                b.element(SERVICE_IPS, SetElement.of(k));
-                PickTree.count(b, PickTree.Kind.IP, k, internal.size());
-                endpoints(SERVICE_ENDPOINTS, k, internal);
+                frontend(PickTree.Kind.IP, k, internal, sticky);
             } else {
                 b.noEndpoints(plan.internal(), k, null);
             }
@@ -54,9 +53,7 @@ final class ServiceData extends RenderPart {
         for (InetAddress ip : plan.externalFrontends()) {
             Bytes k = b.key(ip, proto, port);
             if (plan.external() == Target.CLUSTER) {
-                b.element(SERVICE_IPS, SetElement.of(k));
-                PickTree.count(b, PickTree.Kind.IP, k, cluster.size());
-                endpoints(SERVICE_ENDPOINTS, k, cluster);
+                frontend(PickTree.Kind.IP, k, cluster, sticky);
                 b.element(EXTERNAL_MASQ, SetElement.of(k));
             } else {
                 b.noEndpoints(plan.external(), k, null);
@@ -65,13 +62,25 @@ final class ServiceData extends RenderPart {
         if (plan.svc().nodePort() != 0) {
             Bytes k = b.key(proto, plan.svc().nodePort());
             if (plan.external() == Target.CLUSTER) {
-                b.element(SERVICE_NODEPORTS, SetElement.of(k));
-                PickTree.count(b, PickTree.Kind.NODEPORT, k, cluster.size());
-                endpoints(NODEPORT_ENDPOINTS, k, cluster);
+                frontend(PickTree.Kind.NODEPORT, k, cluster, sticky);
                 b.element(NODEPORT_MASQ, SetElement.of(k));
             } else {
                 b.noEndpoints(plan.external(), null, k);
             }
+        }
+    }
+
+    /**
+     * One frontend that picks among {@code eps}: a member of its kind's set, its count in the bit
+     * sets, its endpoints by index, and with affinity ({@code stickySeconds} > 0) a member of the
+     * sticky set of its timeout, which the tree's leaf sends on to {@link StickyPick}'s chains.
+     */
+    private void frontend(PickTree.Kind kind, Bytes key, List<Endpoint> eps, long stickySeconds) {
+        b.element(kind == PickTree.Kind.IP ? SERVICE_IPS : SERVICE_NODEPORTS, SetElement.of(key));
+        PickTree.count(b, kind, key, eps.size());
+        endpoints(kind.endpoints(), key, eps);
+        if (stickySeconds != 0) {
+            b.element(new StickyPick(b, kind, stickySeconds).members(), SetElement.of(key));
         }
     }
 }

@@ -255,12 +255,13 @@ final class Delta {
             tx.flush(c);
         }
         elementsRemoved.forEach((set, els) -> tx.delete(new Elements(fam, t, set, els)));
-        // 2. Delete what is no longer referenced.
-        for (Chain c : chainsRemoved.values()) {
-            tx.delete(c);
-        }
+        // 2. Delete what is no longer referenced: sets first, since a verdict map's elements
+        // reference chains that go with it.
         for (NftSet s : setsRemoved.values()) {
             tx.delete(s);
+        }
+        for (Chain c : chainsRemoved.values()) {
+            tx.delete(c);
         }
         // 3. Create what new references will point to, then the references.
         for (NftSet s : setsAdded.values()) {

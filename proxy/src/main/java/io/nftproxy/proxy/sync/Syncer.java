@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.ToIntFunction;
 
@@ -61,6 +62,8 @@ public final class Syncer implements Backend {
         }
     }
     private ProxyState lastState;
+    /** How many service ports of {@link #lastState} have each affinity timeout. */
+    private TreeMap<Long, Integer> stickyTimeouts = new TreeMap<>();
     /**
      * What was committed before {@link #forgetCommitted}: the kernel may no longer hold it, but
      * its fragments are still what the same inputs render to, so the rebuild reuses them.
@@ -143,15 +146,20 @@ public final class Syncer implements Backend {
         PARTIAL
     }
 
-    /** One sync's plan: its kind, the service ports it renders, and which shared inputs changed. */
-    private record Plan(Kind kind, Set<ServicePortName> ports, boolean nodeChanged, boolean networkChanged) {
+    /**
+     * One sync's plan: its kind, the service ports it renders, which shared inputs changed, and
+     * how many service ports of the state have each affinity timeout (the globals hold shared
+     * chains for each).
+     */
+    private record Plan(Kind kind, Set<ServicePortName> ports, boolean nodeChanged, boolean networkChanged,
+                        TreeMap<Long, Integer> stickyTimeouts, boolean stickyTimeoutsChanged) {
         boolean full() {
             return kind != Kind.PARTIAL;
         }
 
         /** The globals (shared chains, interval sets) are rendered again. */
         boolean globals() {
-            return full() || nodeChanged || networkChanged;
+            return full() || nodeChanged || networkChanged || stickyTimeoutsChanged;
         }
     }
 
@@ -208,7 +216,26 @@ public final class Syncer implements Backend {
                 }
             }
         }
-        return new Plan(kind, ports, nodeChanged, networkChanged);
+        TreeMap<Long, Integer> timeouts = new TreeMap<>();
+        if (kind == Kind.PARTIAL && lastState != null) {
+            // Kept as ports change, not counted over every service on every sync.
+            timeouts.putAll(stickyTimeouts);
+            for (ServicePortName id : changed) {
+                count(timeouts, lastState.services().get(id), -1);
+                count(timeouts, state.services().get(id), +1);
+            }
+        } else {
+            state.services().values().forEach(svc -> count(timeouts, svc, +1));
+        }
+        return new Plan(kind, ports, nodeChanged, networkChanged, timeouts,
+                !timeouts.keySet().equals(stickyTimeouts.keySet()));
+    }
+
+    private static void count(TreeMap<Long, Integer> timeouts, ServicePort svc, int delta) {
+        long t = svc == null ? 0 : NftRenderer.stickyTimeout(svc);
+        if (t != 0) {
+            timeouts.merge(t, delta, (a, b) -> a + b == 0 ? null : a + b);
+        }
     }
 
     /** The transaction of one attempt: per family, the delta from what we hold to the fragments of the plan's ports. */
@@ -228,7 +255,7 @@ public final class Syncer implements Backend {
             }
             Map<Contributor, Fragment> changes = new LinkedHashMap<>();
             if (plan.globals()) {
-                changes.put(Contributor.GLOBALS, renderer.globals(f, state));
+                changes.put(Contributor.GLOBALS, renderer.globals(f, state, new TreeSet<>(plan.stickyTimeouts().keySet())));
             }
             // Fragments rendered from the same inputs are reused: from what we committed, or,
             // when rebuilding, from what we committed before forgetting it.
@@ -305,6 +332,7 @@ public final class Syncer implements Backend {
             changedChains += d.changedChains();
         }
         lastState = state;
+        stickyTimeouts = plan.stickyTimeouts();
         return new SyncResult(plan.full(), st, changedChains, count(TableState::chainCount), count(TableState::ruleCount),
                 count(TableState::elementCount), rejected, a.renderNanos());
     }

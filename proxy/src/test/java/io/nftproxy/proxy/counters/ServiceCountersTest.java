@@ -89,10 +89,10 @@ class ServiceCountersTest {
         Bytes webNodePort = MapKeys.nodePort(tcp, 30080);
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_NODEPORTS, webNodePort, 5, 300);
         fake.count(Family.IP, "nftproxy", NftRenderer.NODEPORT_ENDPOINTS, endpointIndex(webNodePort, 1), 5, 300);
-        // sticky has chains of its own (affinity): its frontend counts in service-chains.
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_CHAINS, MapKeys.frontend(ip("10.96.0.12"), 17, 53), 7, 0);
-        fake.count(Family.IP, "nftproxy", NftRenderer.CHAIN_ENDPOINTS,
-                MapKeys.chainEndpoint(ip("10.96.0.12"), 17, 53, ip("10.244.1.5"), 5353), 7, 0);
+        // sticky (affinity) is data as web is: its frontend and its endpoint by index count.
+        Bytes stickyV4 = MapKeys.frontend(ip("10.96.0.12"), 17, 53);
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, stickyV4, 7, 0);
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS, endpointIndex(stickyV4, 0), 7, 0);
         fake.count(Family.IP, "nftproxy", NftRenderer.NO_ENDPOINT_REJECT, MapKeys.frontend(ip("10.96.0.11"), tcp, 80), 2, 0);
         fake.count(Family.IP, "nftproxy", NftRenderer.NODEPORT_NO_ENDPOINT_REJECT, MapKeys.nodePort(tcp, 30081), 1, 0);
         // local's NodePort goes to its external chain, which drops (nothing local) and counts that.
@@ -106,7 +106,7 @@ class ServiceCountersTest {
         assertEquals(2L, t.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, WEB, "[fd00:244::2]:8080")));
         assertEquals(7L, t.get(new CounterSeries(Kind.CONNECTIONS, STICKY, null)));
         assertEquals(7L, t.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, STICKY, "10.244.1.5:5353")),
-                "an affinity service's endpoint, counted in its chain");
+                "an affinity service's endpoint, counted by its index");
         assertEquals(3L, t.get(new CounterSeries(Kind.REJECTED, EMPTY, null)), "its ClusterIP and its NodePort");
         assertEquals(3L, t.get(new CounterSeries(Kind.DROPPED, LOCAL, null)));
         assertEquals(0L, t.get(new CounterSeries(Kind.CONNECTIONS, LOCAL, null)), "series start at zero");

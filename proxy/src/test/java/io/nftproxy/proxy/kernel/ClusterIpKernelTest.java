@@ -54,7 +54,7 @@ class ClusterIpKernelTest {
         assertTrue(listed.contains("dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 2 map @service-endpoints"),
                 listed);
         assertTrue(listed.contains("ip daddr . meta l4proto . th dport @service-ips goto ip-pick-1-128"), listed);
-        assertTrue(listed.contains("ip daddr . meta l4proto . th dport @ip-count-bit-0 goto ip-pick-2-2") || listed.contains("@ip-count-bit-0 goto pick-2"), listed);
+        assertTrue(listed.contains("ip daddr . meta l4proto . th dport @ip-count-bit-0 goto ip-pick-2-2") || listed.contains("@ip-count-bit-0 goto ip-pick-2"), listed);
         assertTrue(listed.contains("set ip-count-bit-0 {") && listed.contains("10.96.0.10 . tcp . 80 comment \"default/web:http\""), listed);
         topo.node.exec("nft", "-j", "list", "ruleset");
     }

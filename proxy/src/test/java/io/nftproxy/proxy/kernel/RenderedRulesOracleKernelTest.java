@@ -91,14 +91,18 @@ class RenderedRulesOracleKernelTest {
     }
 
     /**
-     * The two forms nft's parser refuses although the kernel runs them and nft lists them, each
-     * for a reason of nft's type checker, not of the encoding: a random index looked up in a map
-     * whose key types the index as a mark (nft calls numgen's result an integer), and a lookup
-     * whose key is all constants (the counting rule of --service-counters). Nothing else may be
-     * refused.
+     * The forms nft's parser refuses although the kernel runs them and nft lists them, each for a
+     * reason of nft's type checker, not of the encoding: a random index looked up in a map whose
+     * key types the index as a mark (nft calls numgen's result an integer), the same index
+     * keying a verdict map (the sticky chains' slots), a constant index inside a concatenation
+     * (nft types a concatenation from its parts, and a bare number has no type: the sticky
+     * chains' checks and slots), and a lookup whose key is all constants (the counting rule of
+     * --service-counters). Nothing else may be refused.
      */
     static final List<Pattern> NFT_CANNOT_SAY = List.of(
             Pattern.compile(" dnat ip6? to (ip6? daddr \\. )?meta l4proto \\. th dport \\. numgen random mod \\d+ map @(service|nodeport)-endpoints$"),
+            Pattern.compile(" numgen random mod \\d+ vmap @(ip|nodeport)-sticky-\\d+-slots$"),
+            Pattern.compile(" th dport \\. 0x[0-9a-f]{8} "),
             Pattern.compile(" [0-9a-f.:]+ \\. [a-z]+ \\. \\d+ \\. [0-9a-f.:]+ \\. \\d+ @chain-endpoints "));
 
     /**

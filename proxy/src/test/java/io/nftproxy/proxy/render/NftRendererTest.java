@@ -110,11 +110,11 @@ class NftRendererTest {
     void sharedPickChainsChooseUniformly() {
         Fragment g = new NftRenderer(CFG).globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
         for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
-            List<Rule> rules = g.chains().get("pick-" + k).rules();
             assertEquals(List.of("dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k
-                            + " map @service-endpoints",
-                    "dnat ip to meta l4proto . th dport . numgen random mod " + k + " map @nodeport-endpoints"),
-                    rules.stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+                            + " map @service-endpoints"),
+                    g.chains().get("ip-pick-" + k).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+            assertEquals(List.of("dnat ip to meta l4proto . th dport . numgen random mod " + k + " map @nodeport-endpoints"),
+                    g.chains().get("nodeport-pick-" + k).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
         }
     }
 
@@ -126,7 +126,7 @@ class NftRendererTest {
                 // Walk the tree as the kernel would for a port in the bit sets of k - 1.
                 String chain = kind + "-pick-1-" + NftRenderer.MAX_SHARED_PICK;
                 int hops = 0;
-                while (!chain.startsWith("pick-")) {
+                while (!chain.matches("[a-z]+-pick-\\d+")) {
                     List<String> rules = g.chains().get(chain).rules().stream()
                             .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
                     assertEquals(2, rules.size(), chain);
@@ -136,7 +136,7 @@ class NftRendererTest {
                     chain = member ? test.group(2) : rules.get(1).replace("goto ", "");
                     hops++;
                 }
-                assertEquals("pick-" + k, chain, kind + " with " + k + " endpoints");
+                assertEquals(kind + "-pick-" + k, chain, kind + " with " + k + " endpoints");
                 assertEquals(7, hops, "one set lookup a bit");
             }
         }
@@ -191,9 +191,50 @@ class NftRendererTest {
     }
 
     @Test
-    void affinityRemembersTheClientPerServicePortAndEndpointInOneSet() {
+    void aStickyServiceIsOnlyElementsAndItsTimeoutsChainsRememberTheIndexDrawn() {
         NftRenderer r = new NftRenderer(CFG);
-        Fragment f = r.service(IpFamily.V4, svc("sticky", "10.96.0.14", 0, false, 600), eps(2, "node-b"), NODE);
+        ServicePort sticky = svc("sticky", "10.96.0.14", 30014, false, 600);
+        Fragment f = r.service(IpFamily.V4, sticky, eps(3, "node-b"), NODE);
+        assertTrue(f.chains().isEmpty() && f.sets().isEmpty(), "no chain or set of its own: " + f.chains().keySet());
+        for (Map.Entry<String, List<SetElement>> e : f.elements().entrySet()) {
+            for (SetElement el : e.getValue()) {
+                assertFalse(el.data() instanceof Verdict, "no verdict: " + e.getKey());
+            }
+        }
+        assertEquals(List.of("10.96.0.14 . tcp . 80"), keys(f, "sticky-ips-600"));
+        assertEquals(1, f.elements().get("sticky-nodeports-600").size());
+
+        Fragment g = r.globals(IpFamily.V4, state(sticky));
+        Fragment none = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
+        assertFalse(none.chains().containsKey("ip-sticky-600-pick-3"), "a timeout no service has has no chains");
+        assertTrue(g.unmanagedSets().containsAll(List.of("ip-affinity", "nodeport-affinity")), "the kernel fills them");
+        java.util.function.Function<String, List<String>> body = c -> g.chains().get(c).rules().stream()
+                .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
+        // The tree's leaf for 3 sends a member of the sticky set on; the sticky leaf checks 4 indices, then draws.
+        assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips-600 goto ip-sticky-600-pick-3",
+                "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 map @service-endpoints"), body.apply("ip-pick-3"));
+        assertEquals(List.of("jump ip-sticky-600-check-4", "numgen random mod 3 vmap @ip-sticky-600-slots"),
+                body.apply("ip-sticky-600-pick-3"));
+        List<String> checks = body.apply("ip-sticky-600-check-4");
+        assertEquals(4, checks.size());
+        assertEquals("ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 @ip-affinity jump ip-sticky-600-slot-2",
+                checks.get(2));
+        assertEquals(List.of("update @ip-affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 timeout 600s }"
+                + " dnat ip to ip daddr . meta l4proto . th dport . 0x00000002 map @service-endpoints"), body.apply("ip-sticky-600-slot-2"));
+        assertEquals(NftRenderer.MAX_SHARED_PICK, g.elements().get("ip-sticky-600-slots").size(), "an index to its slot chain");
+        assertEquals(List.of("meta l4proto . th dport @sticky-nodeports-600 goto nodeport-sticky-600-pick-3",
+                "dnat ip to meta l4proto . th dport . numgen random mod 3 map @nodeport-endpoints"), body.apply("nodeport-pick-3"));
+        assertEquals(List.of("update @nodeport-affinity { ip saddr . meta l4proto . th dport . 0x00000000 timeout 600s }"
+                + " dnat ip to meta l4proto . th dport . 0x00000000 map @nodeport-endpoints"), body.apply("nodeport-sticky-600-slot-0"));
+    }
+
+    @Test
+    void aStickyServiceWithChainsOfItsOwnRemembersTheEndpointInOneSet() {
+        NftRenderer r = new NftRenderer(CFG);
+        ServicePort sticky = ServicePort.builder(new ServicePortName("default", "sticky", "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.14"))).nodePort(30014).externalPolicyLocal(true)
+                .affinitySeconds(600).build();
+        Fragment f = r.service(IpFamily.V4, sticky, eps(2, "node-b"), NODE);
         assertTrue(f.sets().isEmpty(), "no set per endpoint: the kernel looks named sets up in a list");
         Fragment globals = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
         assertTrue(globals.sets().containsKey(NftRenderer.AFFINITY));
@@ -212,7 +253,8 @@ class NftRendererTest {
     void ipv6AddressesMakeValidNames() {
         NftRenderer r = new NftRenderer(CFG);
         ServicePort s6 = ServicePort.builder(new ServicePortName("default", "six", "", Protocol.UDP), 53)
-                .clusterIPs(List.of(Inet.parse("fd00:96::1"))).affinitySeconds(30).build();
+                .clusterIPs(List.of(Inet.parse("fd00:96::1"))).nodePort(30053).externalPolicyLocal(true)
+                .affinitySeconds(30).build(); // chains of its own, named by the service
         Fragment f = r.service(IpFamily.V6, s6, List.of(Endpoint.ready(Inet.parse("fd00:244::5"), 5353, "node-b")), NODE);
         assertTrue(f.chains().get("svc-default/six/udp/53").rules().size() == 2, "an affinity check, then the pick");
         assertTrue(r.service(IpFamily.V4, s6, List.of(), NODE).chains().isEmpty(), "an IPv6 service has nothing in ip");

@@ -21,6 +21,11 @@ public final class PartialSyncPropertyTestAccess {
         PartialSyncPropertyTest.histories(h::run);
     }
 
+    /** {@link Syncer#takeIndicesFrom}: a full sync to compare with partial syncs, endpoints at the indices history gave them. */
+    public static void takeIndices(Syncer to, Syncer from) {
+        to.takeIndicesFrom(from);
+    }
+
     /** A table with chains and sets in name order: two histories create them in different orders. */
     public static String normalized(TableContents t) {
         return PartialSyncPropertyTest.normalized(t);

@@ -252,6 +252,10 @@ public final class NftPrinter {
             }
             sb.append("\t}\n");
         }
+        Map<String, List<Rule>> rulesByChain = new HashMap<>(); // one pass: a filter per chain was quadratic
+        for (Rule r : tc.rules()) {
+            rulesByChain.computeIfAbsent(r.chain(), k -> new ArrayList<>()).add(r);
+        }
         for (Chain c : tc.chains()) {
             sb.append("\tchain ").append(NftSyntax.quoteName(c.name())).append(" {\n");
             if (c.comment() != null) {
@@ -266,7 +270,7 @@ public final class NftPrinter {
                 }
                 sb.append('\n');
             }
-            for (Rule r : tc.rulesOf(c.name())) {
+            for (Rule r : rulesByChain.getOrDefault(c.name(), List.of())) {
                 sb.append("\t\t").append(ruleBody(r, byName::get)).append('\n');
             }
             sb.append("\t}\n");

@@ -1,0 +1,144 @@
+package io.nftproxy.proxy.render;
+
+import static io.nftproxy.proxy.render.NftRenderer.MAX_SHARED_PICK;
+import static io.nftproxy.proxy.render.RuleParts.concat;
+import static io.nftproxy.proxy.render.RuleParts.reg;
+import static io.nftproxy.proxy.render.RuleParts.verdict;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.DataType;
+import io.nftproxy.netlink.nft.NfTablesUapi;
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.Verdict;
+import io.nftproxy.netlink.nft.expr.Expr;
+import io.nftproxy.netlink.nft.expr.Immediate;
+
+/**
+ * ClientIP session affinity for ports that are only data: shared chains per kind of frontend and
+ * affinity timeout, written once, which remember the <em>index</em> a client drew rather than
+ * the endpoint. A client's entry in the kind's affinity set is "client . frontend . index"; the
+ * port's endpoints keep their indices from one sync to the next ({@link EndpointSlots}), so the
+ * index names the same endpoint for as long as that endpoint stays.
+ *
+ * <p>For a port of k endpoints, the leaf {@code KIND-sticky-T-pick-k} first jumps to the check
+ * chain of the next power of two ≥ k, one rule per index: "client . frontend . i" in the affinity
+ * set jumps to the slot chain of i. The slot chain refreshes the entry and DNATs to the endpoint
+ * at index i; when there is none (the port has fewer endpoints now) it matches nothing and
+ * returns, and the leaf draws {@code numgen random mod k} and goes through the slots map to the
+ * slot chain of the index drawn, which remembers it and DNATs. A new index is remembered beside
+ * a stale one, and the check finds the lower one first, which is the new one: a stale index is
+ * always past the current count.
+ *
+ * <p>Why not one dynamic map from client to endpoint: the kernel could hold it, but checking that
+ * the remembered endpoint is still one of the port's would use a map's result as another lookup's
+ * key, which nft (1.0.6) aborts listing. Why the index and not the service port in the key: the
+ * shared chains know the packet's frontend, not the service port behind it, and naming the port
+ * would need the same map-result key. So a client's affinity is kept per frontend (each ClusterIP,
+ * external IP, load-balancer IP, and the NodePort), where kube-proxy keeps one per service port:
+ * a client reaching one sticky service through two of its frontends may be sent to two endpoints.
+ * And when an endpoint goes, the clients of the endpoint that takes its index lose their
+ * affinity once (kube-proxy moves only the removed endpoint's clients).
+ */
+final class StickyPick extends RenderPart {
+    private final PickTree.Kind kind;
+    private final long timeoutSeconds;
+
+    StickyPick(FragmentBuilder b, PickTree.Kind kind, long timeoutSeconds) {
+        super(b);
+        this.kind = kind;
+        this.timeoutSeconds = timeoutSeconds;
+    }
+
+    /** The set of this kind's frontends with this timeout (ports with affinity that are only data). */
+    String members() {
+        return "sticky-" + (kind == PickTree.Kind.IP ? "ips" : "nodeports") + "-" + timeoutSeconds;
+    }
+
+    /** The set the kernel writes a client's "client . frontend . index" into. */
+    String affinity() {
+        return kind.prefix + "-affinity";
+    }
+
+    private String prefix() {
+        return kind.prefix + "-sticky-" + timeoutSeconds;
+    }
+
+    /** The leaf a sticky port of k endpoints goes to from the tree's leaf for k. */
+    String leaf(int k) {
+        return prefix() + "-pick-" + k;
+    }
+
+    private String check(int n) {
+        return prefix() + "-check-" + n;
+    }
+
+    private String slot(int i) {
+        return prefix() + "-slot-" + i;
+    }
+
+    private String slots() {
+        return prefix() + "-slots";
+    }
+
+    /** The sets and chains of this kind and timeout. */
+    void declare() {
+        DataType a = b.addr();
+        if (kind == PickTree.Kind.IP) {
+            b.set(NftSet.set(nf, t, members(), a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("IP ports with ClientIP affinity of " + timeoutSeconds + " s"));
+            b.set(NftSet.set(nf, t, affinity(), a, a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK)
+                    .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(NftRenderer.AFFINITY_DEFAULT_MS)
+                    .withComment("client . IP port . index: ClientIP affinity"));
+        } else {
+            b.set(NftSet.set(nf, t, members(), DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("NodePorts with ClientIP affinity of " + timeoutSeconds + " s"));
+            b.set(NftSet.set(nf, t, affinity(), a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK)
+                    .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(NftRenderer.AFFINITY_DEFAULT_MS)
+                    .withComment("client . NodePort . index: ClientIP affinity"));
+        }
+        b.unmanaged.add(affinity());
+        b.set(NftSet.map(nf, t, slots(), DataType.VERDICT, DataType.MARK)
+                .withComment("index to the chain that remembers it and DNATs to its endpoint"));
+        for (int i = 0; i < MAX_SHARED_PICK; i++) {
+            b.element(slots(), SetElement.of(Bytes.host32(i), Verdict.goTo(slot(i))));
+            List<Expr> remember = RuleParts.remember(clientKey(i), affinity(), timeoutSeconds * 1000L);
+            b.chain(Chain.regular(nf, t, slot(i)), List.of(b.rule(slot(i),
+                    concat(remember, p.endpointAt(frontend(0), kind.endpoints(), i)))));
+        }
+        for (int n = 1; n <= MAX_SHARED_PICK; n *= 2) {
+            List<Rule> rules = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                rules.add(b.rule(check(n), concat(concat(clientKey(i), RuleParts.lookup(affinity())),
+                        verdict(Verdict.jump(slot(i))))));
+            }
+            b.chain(Chain.regular(nf, t, check(n)), rules);
+        }
+        for (int k = 1; k <= MAX_SHARED_PICK; k++) {
+            b.chain(Chain.regular(nf, t, leaf(k)), List.of(
+                    b.rule(leaf(k), List.of(verdict(Verdict.jump(check(Integer.highestOneBit(2 * k - 1)))))),
+                    b.rule(leaf(k), RuleParts.randomIndexVmap(k, slots()))));
+        }
+    }
+
+    /** The frontend's loads from 32-bit slot {@code slot}: the same key the tree reads. */
+    private List<Expr> frontend(int slot) {
+        return kind == PickTree.Kind.IP ? p.daddrProtoPort(slot) : RuleParts.protoPort(slot);
+    }
+
+    /** {@code ip saddr . FRONTEND . INDEX} from register 1 on. */
+    private List<Expr> clientKey(int index) {
+        int s = p.addressSlots();
+        List<Expr> out = new ArrayList<>();
+        out.add(p.loadSaddr(reg(0)));
+        List<Expr> front = frontend(s);
+        out.addAll(front);
+        out.add(Immediate.value(reg(s + RuleParts.slots(front)), Bytes.host32(index)));
+        return out;
+    }
+}

@@ -1,0 +1,111 @@
+package io.nftproxy.proxy.kernel;
+
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.netlink.nft.client.NftClient;
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sync.Syncer;
+import io.nftproxy.sandbox.Netns;
+
+/**
+ * ClientIP affinity of a service that is only data, with real connections, while its endpoints
+ * change through partial syncs: a client keeps its endpoint while that endpoint stays (unless it
+ * held the last index, which the removed endpoint's index goes to), and a client whose index is
+ * past the new count is picked for again, never sent nowhere.
+ */
+class AffinityAcrossChangesKernelTest {
+    static final ServicePortName ID = new ServicePortName("default", "sticky", "http", Protocol.TCP);
+    static final List<String> EPS = List.of("10.244.1.2", "10.244.1.3", "10.244.1.4", "10.244.1.5");
+    static final List<String> CLIENTS = new ArrayList<>();
+
+    static {
+        for (int i = 0; i < 16; i++) {
+            CLIENTS.add("10.244.2." + (100 + i));
+        }
+    }
+
+    static ProxyState state(List<String> eps) {
+        ServicePort svc = ServicePort.builder(ID, 80).clusterIPs(List.of(Inet.parse("10.96.0.30"))).nodePort(30030)
+                .affinitySeconds(60).build();
+        List<Endpoint> list = eps.stream().map(a -> Endpoint.ready(Inet.parse(a), 8080, "node-b")).toList();
+        return new ProxyState(Map.of(ID, svc), Map.of(ID, list), NodeInfo.named("node-a"));
+    }
+
+    /** Each client's endpoint, asked three times (all three must agree). */
+    static Map<String, String> chosen(Topology topo, Netns clients) throws Exception {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (String c : CLIENTS) {
+            String first = null;
+            for (int i = 0; i < 3; i++) {
+                Topology.Outcome o = topo.tcp(clients, c, "10.96.0.30", 80);
+                assertEquals(ANSWERED, o.result(), c + ": " + o);
+                if (first == null) {
+                    first = o.answeredBy();
+                }
+                assertEquals(first, o.answeredBy(), "client " + c + " sticks to one endpoint");
+            }
+            out.put(c, first);
+        }
+        return out;
+    }
+
+    @Test
+    void clientsKeepTheirEndpointWhileItStays() throws Exception {
+        ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse(Topology.NODE_IP)))
+                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16")))
+                .build();
+        try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
+            for (String ep : EPS) {
+                topo.serve(ep, 8080);
+            }
+            Netns clients = topo.pod(CLIENTS.toArray(new String[0]));
+            Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
+            syncer.sync(state(EPS), null);
+            Map<String, String> before = chosen(topo, clients);
+            assertTrue(Set.copyOf(before.values()).size() >= 2, "clients spread over the endpoints: " + before);
+
+            // 10.244.1.3 (index 1) goes: 10.244.1.5 (the last index, 3) takes index 1.
+            syncer.sync(state(List.of("10.244.1.2", "10.244.1.4", "10.244.1.5")), Set.of(ID));
+            Map<String, String> after = chosen(topo, clients);
+            for (String c : CLIENTS) {
+                String had = before.get(c);
+                if (had.startsWith("10.244.1.2:") || had.startsWith("10.244.1.4:")) {
+                    assertEquals(had, after.get(c), "client " + c + " keeps its endpoint, which stayed at its index");
+                }
+                assertTrue(!after.get(c).startsWith("10.244.1.3:"), "never the endpoint that went: " + c);
+            }
+
+            // Down to one endpoint: every remembered index past it is picked for again.
+            syncer.sync(state(List.of("10.244.1.2")), Set.of(ID));
+            for (String c : CLIENTS) {
+                Topology.Outcome o = topo.tcp(clients, c, "10.96.0.30", 80);
+                assertEquals("10.244.1.2:8080", o.answeredBy(), c + ": " + o);
+            }
+            // And back to two: the clients all stay where they are, remembered at index 0.
+            syncer.sync(state(List.of("10.244.1.2", "10.244.1.4")), Set.of(ID));
+            for (String c : CLIENTS) {
+                Topology.Outcome o = topo.tcp(clients, c, "10.96.0.30", 80);
+                assertEquals("10.244.1.2:8080", o.answeredBy(), "still sticky after the count grew: " + c + ": " + o);
+            }
+        }
+    }
+}
