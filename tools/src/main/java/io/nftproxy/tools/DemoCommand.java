@@ -18,6 +18,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -242,19 +244,25 @@ final class DemoCommand implements Callable<Integer> {
         out.println("== " + what);
     }
 
+    /** The shared picking chains and maps (hundreds of them), by name. */
+    private static final Pattern SHARED = Pattern.compile("\t(?:chain|map) ((?:ip|nodeport)-(?:pick|sticky)-\\S+) \\{");
+    /** Of those, the trees' roots and the ones web (3 endpoints) and cart (3, affinity of 600 s) go through. */
+    private static final Set<String> SHOWN = Set.of("ip-pick-1-" + NftRenderer.MAX_SHARED_PICK,
+            "nodeport-pick-1-" + NftRenderer.MAX_SHARED_PICK, "ip-pick-3", "ip-sticky-600-pick-3", "ip-sticky-600-check-4",
+            "ip-sticky-600-slot-0");
+
     /** The parts of the table a newcomer wants to see: the maps with content and service chains. */
     private void printRules(TableContents t) {
         String[] lines = t.toString().split("\n");
-        out.println("  nft list table ip nftproxy (abridged: empty maps, the shared pick-1..128 chains but"
-                + " pick-3, and the trees leading to them but their roots left out; see docs/ruleset.md):");
+        out.println("  nft list table ip nftproxy (abridged: empty maps and the shared picking chains left out,"
+                + " but the trees' roots and what web and cart, three endpoints each, go through; see docs/ruleset.md):");
         boolean skip = false;
         StringBuilder block = new StringBuilder();
         for (String l : lines) {
             if (l.startsWith("\tmap ") || l.startsWith("\tset ") || l.startsWith("\tchain ")) {
                 block.setLength(0);
-                skip = l.startsWith("\tchain pick-") && !l.startsWith("\tchain pick-3 ")
-                        || (l.startsWith("\tchain ip-pick-") || l.startsWith("\tchain nodeport-pick-"))
-                        && !l.contains("-pick-1-" + NftRenderer.MAX_SHARED_PICK + " ");
+                Matcher shared = SHARED.matcher(l);
+                skip = shared.lookingAt() && !SHOWN.contains(shared.group(1));
             }
             block.append(l).append('\n');
             if (l.equals("\t}")) {

@@ -32,10 +32,13 @@ class DemoKernelTest {
         assertEquals(0, exit, out);
         assertTrue(out.contains("10 x 10.244.1.2:8080 saw client 192.168.50.10"), out);
         assertTrue(out.contains("REFUSED: rejected at once"), out);
-        assertTrue(out.contains("chain svc-demo/cart/tcp/80"), out);
-        // Three endpoints: 3 - 1 = 0b10, so web is in the bit-1 set of the tree that leads to pick-3.
+        // Three endpoints: 3 - 1 = 0b10, so web is in the bit-1 set of the tree that leads to ip-pick-3.
         assertTrue(out.contains("set ip-count-bit-1 {") && out.contains("10.96.0.10 . tcp . 80 comment \"demo/web:http\""), out);
-        assertTrue(out.contains("chain pick-3 {"), out);
+        assertTrue(out.contains("chain ip-pick-3 {"), out);
+        // cart (affinity) is data too: its ClusterIP in the sticky set, and the chains it goes through shown.
+        assertTrue(out.contains("set sticky-ips-600 {") && out.contains("10.96.0.12 . tcp . 80 comment \"demo/cart:http\""), out);
+        assertTrue(out.contains("chain ip-sticky-600-pick-3 {") && out.contains("chain ip-sticky-600-check-4 {"), out);
+        assertFalse(out.contains("chain ip-sticky-600-pick-5 {") || out.contains("chain ip-sticky-600-slot-5 {"), "the rest left out");
         assertTrue(out.contains("kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family=\"IPv4\",} 1.0"), "the metrics it scraped:\n" + out);
         for (String ep : List.of("10.244.1.2:8080", "10.244.1.3:8080", "10.244.1.4:8080")) {
             assertTrue(out.lines().anyMatch(l -> l.trim().startsWith(ep)), "web spread includes " + ep + ": " + out);
