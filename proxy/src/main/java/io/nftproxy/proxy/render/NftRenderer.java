@@ -138,9 +138,10 @@ public final class NftRenderer {
     }
 
     /**
-     * The shared picking chains of a family and set of timeouts, rendered once: some 1,300 rules
-     * a timeout, the same every time (rendering them took most of a re-assertion's render). A
-     * handful of keys at most; forgotten wholesale past that.
+     * The shared picking chains of a family and set of timeouts, rendered once: some 1,500 rules
+     * a timeout, the same every time (in a profile of the partial-sync property tests, rendering
+     * them again was the largest part of a full sync's render). A handful of keys at most;
+     * forgotten wholesale past that.
      */
     private final Map<PickKey, Fragment> picks = new ConcurrentHashMap<>();
 

@@ -104,9 +104,8 @@ final class PickTree extends RenderPart {
         for (int k = 1; k <= MAX_SHARED_PICK; k++) {
             List<Rule> rules = new ArrayList<>();
             for (long timeout : stickyTimeouts) {
-                StickyPick sticky = new StickyPick(b, kind, timeout);
-                rules.add(b.rule(kind.leaf(k), concat(concat(key(), RuleParts.lookup(sticky.members())),
-                        verdict(Verdict.goTo(sticky.leaf(k))))));
+                rules.add(b.rule(kind.leaf(k), concat(concat(key(), RuleParts.lookup(StickyPick.members(kind, timeout))),
+                        verdict(Verdict.goTo(StickyPick.leaf(kind, timeout, k))))));
             }
             rules.add(b.rule(kind.leaf(k), p.pickEndpoint(key(), kind.endpoints(), k)));
             b.chain(Chain.regular(nf, t, kind.leaf(k)), rules);
@@ -134,7 +133,7 @@ final class PickTree extends RenderPart {
         }
     }
 
-    List<Expr> key() {
+    private List<Expr> key() {
         return kind == Kind.IP ? p.daddrProtoPort() : p.protoPort();
     }
 

@@ -53,7 +53,8 @@ final class RuleParts {
         return family == IpFamily.V4 ? 16 : 24;
     }
 
-    private int addrSlots() {
+    /** The 32-bit slots an address takes in a register. */
+    int addrSlots() {
         return family.addressBytes() / 4;
     }
 
@@ -85,11 +86,6 @@ final class RuleParts {
     /** {@code meta l4proto . th dport} from 32-bit slot {@code slot} on. */
     static List<Expr> protoPort(int slot) {
         return List.of(Meta.load(Meta.NFT_META_L4PROTO, reg(slot)), Payload.transport(reg(slot + 1), 2, 2));
-    }
-
-    /** The 32-bit slots an address takes in a register. */
-    int addressSlots() {
-        return addrSlots();
     }
 
     /** The 32-bit slots loaded by {@code loads} (payloads by their length, anything else one). */

@@ -80,7 +80,7 @@ final class ServiceData extends RenderPart {
         PickTree.count(b, kind, key, eps.size());
         endpoints(kind.endpoints(), key, eps);
         if (stickySeconds != 0) {
-            b.element(new StickyPick(b, kind, stickySeconds).members(), SetElement.of(key));
+            b.element(StickyPick.members(kind, stickySeconds), SetElement.of(key));
         }
     }
 }

@@ -57,6 +57,11 @@ final class StickyPick extends RenderPart {
 
     /** The set of this kind's frontends with this timeout (ports with affinity that are only data). */
     String members() {
+        return members(kind, timeoutSeconds);
+    }
+
+    /** {@link #members()} by name alone, for the services' elements and the tree's leaves. */
+    static String members(PickTree.Kind kind, long timeoutSeconds) {
         return "sticky-" + (kind == PickTree.Kind.IP ? "ips" : "nodeports") + "-" + timeoutSeconds;
     }
 
@@ -66,12 +71,20 @@ final class StickyPick extends RenderPart {
     }
 
     private String prefix() {
+        return prefix(kind, timeoutSeconds);
+    }
+
+    private static String prefix(PickTree.Kind kind, long timeoutSeconds) {
         return kind.prefix + "-sticky-" + timeoutSeconds;
     }
 
     /** The leaf a sticky port of k endpoints goes to from the tree's leaf for k. */
     String leaf(int k) {
-        return prefix() + "-pick-" + k;
+        return leaf(kind, timeoutSeconds, k);
+    }
+
+    static String leaf(PickTree.Kind kind, long timeoutSeconds, int k) {
+        return prefix(kind, timeoutSeconds) + "-pick-" + k;
     }
 
     private String check(int n) {
@@ -133,7 +146,7 @@ final class StickyPick extends RenderPart {
 
     /** {@code ip saddr . FRONTEND . INDEX} from register 1 on. */
     private List<Expr> clientKey(int index) {
-        int s = p.addressSlots();
+        int s = p.addrSlots();
         List<Expr> out = new ArrayList<>();
         out.add(p.loadSaddr(reg(0)));
         List<Expr> front = frontend(s);
