@@ -154,6 +154,7 @@ final class Launch {
         Syncer s = new Syncer(client, new NftRenderer(cfg), cfg.table());
         if (dryRun) {
             s.commitThrough(new DryRun(tx -> System.out.println(tx)));
+            s.firstSyncBatch(0); // the ruleset printed as one transaction, as a reader takes it in
         }
         return s;
     }

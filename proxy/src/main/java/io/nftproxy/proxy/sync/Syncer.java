@@ -87,6 +87,14 @@ public final class Syncer implements Backend {
      */
     static final int RESEND_SLICE = 2048;
 
+    /**
+     * Objects (elements, rules, chains, sets) in one transaction of a first sync onto a node
+     * without our tables ({@link FirstSyncBatches}); see docs/benchmarks.md for how long another
+     * nftables user waits for one.
+     */
+    static final int FIRST_SYNC_BATCH = 4096;
+    private int firstSyncBatch = FIRST_SYNC_BATCH;
+
     public Syncer(NftKernel client, NftRenderer renderer, String tableName) {
         this.client = client;
         this.renderer = renderer;
@@ -103,6 +111,11 @@ public final class Syncer implements Backend {
      */
     void takeIndicesFrom(Syncer other) {
         indicesFrom.putAll(other.committed);
+    }
+
+    /** Cuts a first sync onto a node without our tables into transactions of about {@code objects}; 0: one transaction. */
+    public void firstSyncBatch(int objects) {
+        this.firstSyncBatch = objects;
     }
 
     /** Sends every later commit through {@code c}. */
@@ -179,6 +192,9 @@ public final class Syncer implements Backend {
         Plan plan = plan(state, changed);
         // Refused services are retried when the service or its endpoints change.
         refused.entrySet().removeIf(e -> !e.getValue().standsIn(state, e.getKey()));
+        if (plan.kind() == Kind.REPLACE && firstSyncBatch > 0 && noTablesOfOurs()) {
+            return replaceInBatches(plan, state);
+        }
         List<String> rejected = new ArrayList<>();
         for (int attempt = 0; ; attempt++) {
             Attempt a = prepare(plan, state, rejected);
@@ -238,11 +254,18 @@ public final class Syncer implements Backend {
         }
     }
 
-    /** The transaction of one attempt: per family, the delta from what we hold to the fragments of the plan's ports. */
-    private Attempt prepare(Plan plan, ProxyState state, List<String> rejected) {
+    /**
+     * What a sync renders: per family, the fragments of the contributors it changes (null for one
+     * that goes), in the order sent; the tables it creates; which contributor owns each chain.
+     */
+    private record Rendered(Map<IpFamily, Map<Contributor, Fragment>> changes, Map<IpFamily, TableState> fresh,
+                            Map<String, Contributor> chainOwners, long renderNanos) {
+    }
+
+    /** Per family, the fragments of the plan's ports that differ from what we hold. */
+    private Rendered render(Plan plan, ProxyState state, List<String> rejected) {
         long t0 = System.nanoTime();
-        Transaction tx = new Transaction();
-        Map<IpFamily, Delta> deltas = new EnumMap<>(IpFamily.class);
+        Map<IpFamily, Map<Contributor, Fragment>> byFamily = new EnumMap<>(IpFamily.class);
         Map<IpFamily, TableState> fresh = new EnumMap<>(IpFamily.class);
         Map<String, Contributor> chainOwners = new HashMap<>();
         for (IpFamily f : IpFamily.values()) {
@@ -250,8 +273,6 @@ public final class Syncer implements Backend {
             if (ts == null) {
                 ts = new TableState(f, new Table(f.nft(), tableName));
                 fresh.put(f, ts);
-                // add + delete + add: replaces whatever a previous run left, atomically.
-                tx.add(ts.table).delete(ts.table).add(ts.table);
             }
             Map<Contributor, Fragment> changes = new LinkedHashMap<>();
             if (plan.globals()) {
@@ -283,11 +304,117 @@ public final class Syncer implements Backend {
                     changes.put(who, frag);
                 }
             }
-            Delta d = new Delta(ts, changes);
+            byFamily.put(f, changes);
+        }
+        return new Rendered(byFamily, fresh, chainOwners, System.nanoTime() - t0);
+    }
+
+    /** The transaction of one attempt: per family, the delta from what we hold to the fragments of the plan's ports. */
+    private Attempt prepare(Plan plan, ProxyState state, List<String> rejected) {
+        Rendered r = render(plan, state, rejected);
+        long t0 = System.nanoTime();
+        Transaction tx = new Transaction();
+        Map<IpFamily, Delta> deltas = new EnumMap<>(IpFamily.class);
+        for (IpFamily f : IpFamily.values()) {
+            TableState ts = r.fresh().containsKey(f) ? r.fresh().get(f) : committed.get(f);
+            if (r.fresh().containsKey(f)) {
+                // add + delete + add: replaces whatever a previous run left, atomically.
+                tx.add(ts.table).delete(ts.table).add(ts.table);
+            }
+            Delta d = new Delta(ts, r.changes().get(f));
             d.write(tx);
             deltas.put(f, d);
         }
-        return new Attempt(tx, deltas, fresh, chainOwners, System.nanoTime() - t0);
+        return new Attempt(tx, deltas, r.fresh(), r.chainOwners(), r.renderNanos() + System.nanoTime() - t0);
+    }
+
+    /**
+     * Whether the kernel holds none of our tables: then nothing of ours carries traffic yet, and
+     * the first sync can go in batches ({@link FirstSyncBatches}); a table of a previous run is
+     * replaced in one transaction, so that its services never go missing meanwhile.
+     */
+    private boolean noTablesOfOurs() throws NftException {
+        if (client == null) {
+            return false;
+        }
+        for (IpFamily f : IpFamily.values()) {
+            if (client.hasTable(f.nft(), tableName)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A first sync onto a node without our tables, in transactions that each leave the kernel
+     * consistent: the tables and globals, then whole services ({@link FirstSyncBatches}). A
+     * service whose objects the kernel refuses is left out, as in one transaction. When a
+     * transaction fails otherwise, the services before it stay in the kernel and what we hold is
+     * forgotten: the retry replaces our tables whole.
+     */
+    private SyncResult replaceInBatches(Plan plan, ProxyState state) throws NftException {
+        List<String> rejected = new ArrayList<>();
+        Rendered r = render(plan, state, rejected);
+        CommitStats sum = CommitStats.EMPTY;
+        int changedChains = 0;
+        long prepareNanos = 0;
+        try {
+            List<List<Contributor>> batches = FirstSyncBatches.of(r.changes(), firstSyncBatch);
+            for (int i = 0; i < batches.size(); i++) {
+                List<Contributor> batch = new ArrayList<>(batches.get(i));
+                for (int attempt = 0; ; attempt++) {
+                    long t0 = System.nanoTime();
+                    Transaction tx = new Transaction();
+                    List<Delta> deltas = new ArrayList<>();
+                    for (IpFamily f : IpFamily.values()) {
+                        TableState ts = i == 0 ? r.fresh().get(f) : committed.get(f);
+                        if (i == 0) {
+                            tx.add(ts.table).delete(ts.table).add(ts.table); // as in one transaction
+                        }
+                        Map<Contributor, Fragment> part = new LinkedHashMap<>();
+                        for (Contributor who : batch) {
+                            if (r.changes().get(f).containsKey(who)) {
+                                part.put(who, r.changes().get(f).get(who));
+                            }
+                        }
+                        Delta d = new Delta(ts, part);
+                        d.write(tx);
+                        deltas.add(d);
+                    }
+                    prepareNanos += System.nanoTime() - t0;
+                    try {
+                        sum = sum.plus(committer.commit(tx));
+                    } catch (TransactionException e) {
+                        ServicePortName culprit = ownerOf(e, r.chainOwners());
+                        if (attempt >= MAX_EXCLUSIONS_PER_SYNC || culprit == null) {
+                            throw e;
+                        }
+                        refuse(culprit, state, e, rejected);
+                        batch.remove(Contributor.of(culprit));
+                        continue;
+                    }
+                    for (Delta d : deltas) {
+                        d.apply();
+                        changedChains += d.changedChains();
+                    }
+                    if (i == 0) {
+                        committed.putAll(r.fresh());
+                    }
+                    break;
+                }
+            }
+        } catch (NftException | RuntimeException e) {
+            // The kernel holds the services of the batches it took; the next sync replaces them whole.
+            committed.clear();
+            lastState = null;
+            throw e;
+        }
+        forgotten.clear();
+        forgottenState = null;
+        lastState = state;
+        stickyTimeouts = plan.stickyTimeouts();
+        return new SyncResult(true, sum, changedChains, count(TableState::chainCount), count(TableState::ruleCount),
+                count(TableState::elementCount), rejected, r.renderNanos() + prepareNanos);
     }
 
     /**
@@ -301,9 +428,7 @@ public final class Syncer implements Backend {
         try {
             for (TableState ts : committed.values()) {
                 for (Transaction tx : ResendSlices.of(ts, RESEND_SLICE)) {
-                    CommitStats st = committer.commit(tx);
-                    sum = new CommitStats(sum.operations() + st.operations(), sum.messages() + st.messages(),
-                            sum.bytes() + st.bytes(), sum.encodeNanos() + st.encodeNanos(), sum.kernelNanos() + st.kernelNanos());
+                    sum = sum.plus(committer.commit(tx));
                 }
                 for (String chain : new TreeSet<>(ts.chains.keySet())) {
                     List<Rule> kernel = client.listRules(ts.table.family(), ts.table.name(), chain);
@@ -346,14 +471,19 @@ public final class Syncer implements Backend {
         if (culprit == null) {
             return false;
         }
+        refuse(culprit, state, e, rejected);
+        plan.ports().add(culprit);
+        return true;
+    }
+
+    /** Leaves a service port the kernel refused out until it changes, named in the log. */
+    private void refuse(ServicePortName culprit, ProxyState state, TransactionException e, List<String> rejected) {
         LOG.atError().addKeyValue("service", culprit.namespace() + "/" + culprit.name())
                 .addKeyValue("port", culprit.port()).addKeyValue("protocol", culprit.protocol())
                 .log("the kernel refused the rules of service port {}; leaving it out until it changes: {}",
                         culprit, e.getMessage());
         refused.put(culprit, Refusal.of(state, culprit));
         rejected.add(culprit + ": " + e.getMessage());
-        plan.ports().add(culprit);
-        return true;
     }
 
     /**

@@ -1,0 +1,101 @@
+package io.nftproxy.proxy.sync;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.render.DesiredChain;
+import io.nftproxy.proxy.render.Fragment;
+
+/**
+ * How a first sync onto a node without our tables is cut into transactions. nf_tables processes
+ * every batch under one mutex shared by all network namespaces, so one batch of everything makes
+ * every other nftables user of the node (the CNI plugin setting up the pods that start with the
+ * node, firewalld, other tables) wait for all of it: seconds at tens of thousands of services.
+ *
+ * <p>The first transaction creates the tables and the globals (shared chains, sets, maps). Each
+ * later one adds whole services: every port of a service, with all of its elements and chains, goes
+ * in one transaction, so a service becomes reachable only when everything it needs is there, and
+ * nothing half-programmed is ever reachable. Services that own chains go first: a transaction that
+ * adds rules makes the kernel validate every chain reachable from the base chains, which costs
+ * least while the table is small; the services made of elements only come after, and adding
+ * elements to sets and data maps validates nothing. A transaction holds at most about
+ * {@code limit} objects (elements, rules, chains, sets) unless one service alone is larger. A
+ * pure function of the rendered fragments.
+ */
+final class FirstSyncBatches {
+    private FirstSyncBatches() {
+    }
+
+    /**
+     * The contributors of {@code changes} (every family's) in batches: first the globals alone,
+     * then services, each service's ports together.
+     */
+    static List<List<Contributor>> of(Map<IpFamily, Map<Contributor, Fragment>> changes, int limit) {
+        // Per service (namespace/name): its ports, its weight, whether it owns chains.
+        Map<String, Group> groups = new LinkedHashMap<>();
+        boolean globals = false;
+        for (Map<Contributor, Fragment> perFamily : changes.values()) {
+            for (Map.Entry<Contributor, Fragment> e : perFamily.entrySet()) {
+                Contributor who = e.getKey();
+                if (who.isGlobals()) {
+                    globals = true;
+                    continue;
+                }
+                Group g = groups.computeIfAbsent(who.port().namespace() + "/" + who.port().name(), k -> new Group());
+                if (!g.ports.contains(who)) {
+                    g.ports.add(who);
+                }
+                Fragment f = e.getValue();
+                if (f != null) {
+                    g.weight += weight(f);
+                    g.ownsChains |= !f.chains().isEmpty();
+                }
+            }
+        }
+        List<List<Contributor>> out = new ArrayList<>();
+        if (globals) {
+            out.add(List.of(Contributor.GLOBALS));
+        }
+        for (boolean chains : new boolean[] {true, false}) {
+            List<Contributor> cur = new ArrayList<>();
+            int w = 0;
+            for (Group g : groups.values()) {
+                if (g.ownsChains != chains) {
+                    continue;
+                }
+                if (!cur.isEmpty() && w + g.weight > limit) {
+                    out.add(cur);
+                    cur = new ArrayList<>();
+                    w = 0;
+                }
+                cur.addAll(g.ports);
+                w += g.weight;
+            }
+            if (!cur.isEmpty()) {
+                out.add(cur);
+            }
+        }
+        return out;
+    }
+
+    /** What a fragment makes the kernel create: its elements, rules, chains and sets. */
+    static int weight(Fragment f) {
+        int w = f.sets().size() + f.chains().size();
+        for (DesiredChain c : f.chains().values()) {
+            w += c.rules().size();
+        }
+        for (List<?> els : f.elements().values()) {
+            w += els.size();
+        }
+        return w;
+    }
+
+    private static final class Group {
+        final List<Contributor> ports = new ArrayList<>();
+        int weight;
+        boolean ownsChains;
+    }
+}

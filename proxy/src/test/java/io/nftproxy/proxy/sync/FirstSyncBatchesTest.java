@@ -1,0 +1,104 @@
+package io.nftproxy.proxy.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.DesiredChain;
+import io.nftproxy.proxy.render.EndpointSlots;
+import io.nftproxy.proxy.render.Fragment;
+
+/** How a first sync is cut into transactions: the globals alone, whole services, owners of chains first. */
+class FirstSyncBatchesTest {
+
+    private static Contributor port(String svc, String port) {
+        return Contributor.of(new ServicePortName("ns", svc, port, Protocol.TCP));
+    }
+
+    /** A fragment of {@code elements} elements and, when {@code rules} > 0, one chain of that many rules. */
+    private static Fragment fragment(int elements, int rules) {
+        List<SetElement> els = new ArrayList<>();
+        for (int i = 0; i < elements; i++) {
+            els.add(SetElement.of(Bytes.host32(i)));
+        }
+        Map<String, DesiredChain> chains = new LinkedHashMap<>();
+        if (rules > 0) {
+            List<Rule> rs = new ArrayList<>();
+            for (int i = 0; i < rules; i++) {
+                rs.add(Rule.of(Family.IP, "t", "c", List.of()));
+            }
+            chains.put("c", new DesiredChain(new Chain(Family.IP, "t", "c", null, null), rs));
+        }
+        return new Fragment(chains, Map.of(), elements == 0 ? Map.of() : Map.of("s", els), Set.of(), EndpointSlots.NONE);
+    }
+
+    private static Map<IpFamily, Map<Contributor, Fragment>> v4(Object... pairs) {
+        Map<Contributor, Fragment> m = new LinkedHashMap<>();
+        for (int i = 0; i < pairs.length; i += 2) {
+            m.put((Contributor) pairs[i], (Fragment) pairs[i + 1]);
+        }
+        Map<IpFamily, Map<Contributor, Fragment>> out = new EnumMap<>(IpFamily.class);
+        out.put(IpFamily.V4, m);
+        return out;
+    }
+
+    @Test
+    void weightCountsElementsRulesChainsAndSets() {
+        assertEquals(10, FirstSyncBatches.weight(fragment(10, 0)));
+        assertEquals(10 + 1 + 4, FirstSyncBatches.weight(fragment(10, 4)));
+        assertEquals(0, FirstSyncBatches.weight(Fragment.EMPTY));
+    }
+
+    @Test
+    void globalsAloneThenOwnersOfChainsThenTheRestUpToTheLimit() {
+        var a = port("a", "http");
+        var b = port("b", "http");
+        var c = port("c", "http");
+        var d = port("d", "http");
+        var e = port("e", "http");
+        var changes = v4(Contributor.GLOBALS, fragment(500, 50), a, fragment(40, 0), b, fragment(30, 9), c, fragment(40, 0),
+                d, fragment(30, 0), e, fragment(30, 9));
+        // Limit 100: b and e own chains (weight 40 each) go first, together; then a+c (80); then d.
+        assertEquals(List.of(List.of(Contributor.GLOBALS), List.of(b, e), List.of(a, c), List.of(d)),
+                FirstSyncBatches.of(changes, 100));
+        // A limit below a service's weight: that service alone.
+        assertEquals(List.of(List.of(Contributor.GLOBALS), List.of(b), List.of(e), List.of(a), List.of(c), List.of(d)),
+                FirstSyncBatches.of(changes, 10));
+    }
+
+    @Test
+    void aServicesPortsAndFamiliesGoTogether() {
+        var http = port("a", "http");
+        var https = port("a", "https");
+        var other = port("b", "http");
+        Map<IpFamily, Map<Contributor, Fragment>> changes = v4(http, fragment(60, 0), other, fragment(60, 0), https, fragment(60, 0));
+        Map<Contributor, Fragment> v6 = new LinkedHashMap<>();
+        v6.put(other, fragment(60, 0));
+        changes.put(IpFamily.V6, v6);
+        // a weighs 120 (over the limit: alone, both ports); b weighs 120 over both families.
+        assertEquals(List.of(List.of(http, https), List.of(other)), FirstSyncBatches.of(changes, 100));
+        assertEquals(List.of(List.of(http, https, other)), FirstSyncBatches.of(changes, 1000));
+    }
+
+    @Test
+    void aServiceThatGoesWeighsNothing() {
+        var a = port("a", "http");
+        var b = port("b", "http");
+        assertEquals(List.of(List.of(a, b)), FirstSyncBatches.of(v4(a, null, b, fragment(100, 0)), 100));
+    }
+}

@@ -1,0 +1,289 @@
+package io.nftproxy.proxy.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.CommitStats;
+import io.nftproxy.netlink.nft.Data;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.TableContents;
+import io.nftproxy.netlink.nft.client.NftClient;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.DesiredChain;
+import io.nftproxy.proxy.render.EndpointSlots;
+import io.nftproxy.proxy.render.Fragment;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.testkit.Kernel;
+import io.nftproxy.testkit.TestNetns;
+
+/**
+ * A first sync onto a node without our tables goes in many transactions, and a reader of the
+ * kernel between any two of them never finds a service reachable (its frontend in a set or map
+ * that dispatches) without everything it needs (every element and chain of it); the batches end
+ * where one transaction ends.
+ */
+class FirstSyncInBatchesKernelTest {
+    private static final String TABLE = "nftproxy";
+    /** Where a frontend's presence makes its service reachable. */
+    private static final Set<String> ENTRY_SETS = Set.of(NftRenderer.SERVICE_IPS, NftRenderer.SERVICE_NODEPORTS,
+            NftRenderer.SERVICE_CHAINS, NftRenderer.NODEPORT_CHAINS, NftRenderer.NO_ENDPOINT_REJECT,
+            NftRenderer.NO_ENDPOINT_DROP, NftRenderer.NODEPORT_NO_ENDPOINT_REJECT, NftRenderer.NODEPORT_NO_ENDPOINT_DROP);
+
+    static ProxyConfig config() {
+        return ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse("192.168.50.2")))
+                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16")))
+                .build();
+    }
+
+    /** Services of every shape: plain, sticky, Local, without endpoints, two ports, over 128 endpoints. */
+    static ProxyState state(int n) {
+        Map<ServicePortName, ServicePort> svcs = new LinkedHashMap<>();
+        Map<ServicePortName, List<Endpoint>> eps = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            String name = "svc-" + i;
+            var cip = List.of(Inet.parse("10.96." + (i / 250) + "." + (i % 250 + 1)));
+            int k = i == 5 ? 130 : i % 10 == 2 ? 0 : 1 + i % 12;
+            List<Endpoint> list = new ArrayList<>();
+            for (int e = 0; e < k; e++) {
+                list.add(Endpoint.ready(Inet.parse("10.244." + (i % 200) + "." + (e + 2)), 8080, e % 3 == 0 ? "node-a" : "node-b"));
+            }
+            List<String> ports = i % 10 == 3 ? List.of("http", "https") : List.of("http");
+            for (int p = 0; p < ports.size(); p++) {
+                ServicePortName id = new ServicePortName("ns", name, ports.get(p), Protocol.TCP);
+                ServicePort.Builder b = ServicePort.builder(id, 80 + p).clusterIPs(cip).nodePort(30000 + 2 * i + p);
+                if (i % 10 == 0) {
+                    b.externalPolicyLocal(true).loadBalancerIPs(List.of(Inet.parse("203.0.113." + (i / 10 % 250 + 1))));
+                } else if (i % 10 == 1) {
+                    b.affinitySeconds(60 + i % 2);
+                }
+                svcs.put(id, b.build());
+                eps.put(id, list);
+            }
+        }
+        return new ProxyState(svcs, eps, NodeInfo.named("node-a"));
+    }
+
+    @Test
+    void everyBatchLeavesOnlyWholeServicesReachable() throws Exception {
+        Kernel.require();
+        NftRenderer renderer = new NftRenderer(config());
+        ProxyState state = state(240);
+        // What each service port is made of, rendered as the first sync renders it.
+        Map<ServicePortName, Fragment> expected = new TreeMap<>();
+        state.services().forEach((id, svc) -> expected.put(id,
+                renderer.service(IpFamily.V4, svc, state.endpointsOf(id), state.node(), EndpointSlots.NONE)));
+        try (TestNetns ns = TestNetns.create("nftp-batches"); TestNetns one = TestNetns.create("nftp-onebatch");
+             NftClient writer = NftClient.open(ns.ns()); NftClient reader = NftClient.open(ns.ns());
+             NftClient single = NftClient.open(one.ns())) {
+            Syncer syncer = new Syncer(writer, renderer, TABLE);
+            syncer.firstSyncBatch(200);
+            List<Set<ServicePortName>> reachable = new ArrayList<>();
+            syncer.commitThrough(tx -> {
+                CommitStats st = writer.commit(tx);
+                reachable.add(checkWhole(reader, expected));
+                return st;
+            });
+            SyncResult r = syncer.sync(state, null);
+            syncer.commitThrough(writer::commit);
+            assertTrue(r.rejectedServices().isEmpty(), r.rejectedServices().toString());
+
+            List<Integer> counts = reachable.stream().map(Set::size).toList();
+            assertTrue(reachable.size() > 10, "the first sync went in many transactions: " + counts);
+            assertEquals(0, counts.get(0), "the first transaction holds the globals only");
+            assertEquals(expected.keySet(), reachable.get(reachable.size() - 1), "every service port is reachable in the end");
+            long between = counts.stream().filter(c -> c > 0 && c < expected.size()).count();
+            assertTrue(between > 5, "a reader saw services arrive batch by batch: " + counts);
+            for (int i = 1; i < reachable.size(); i++) {
+                assertTrue(reachable.get(i).containsAll(reachable.get(i - 1)), "a service once reachable stays: " + counts);
+            }
+            // Both ports of a service arrive together; services that own chains come before the
+            // others, while the table the kernel validates for them is small.
+            Set<ServicePortName> owners = new HashSet<>();
+            expected.forEach((id, f) -> {
+                if (!f.chains().isEmpty()) {
+                    owners.add(id);
+                }
+            });
+            assertTrue(owners.size() > 20, "the state has services that own chains: " + owners.size());
+            for (Set<ServicePortName> seen : reachable) {
+                for (ServicePortName id : seen) {
+                    assertTrue(seen.contains(new ServicePortName("ns", id.name(), "http", Protocol.TCP)), id + " without its http port");
+                    if (!owners.contains(id)) {
+                        assertTrue(seen.containsAll(owners), id + " came before a service that owns chains");
+                    }
+                }
+            }
+
+            // A later sync is a partial one again, on top of the batches' table.
+            ServicePortName first = expected.keySet().iterator().next();
+            List<Endpoint> more = new ArrayList<>(state.endpointsOf(first));
+            more.add(Endpoint.ready(Inet.parse("10.244.250.9"), 8080, "node-b"));
+            Map<ServicePortName, List<Endpoint>> eps = new HashMap<>(state.endpoints());
+            eps.put(first, more);
+            ProxyState next = new ProxyState(state.services(), eps, state.node());
+            assertFalse(syncer.sync(next, Set.of(first)).full(), "the next sync is partial");
+
+            // The batches end where one transaction ends.
+            Syncer oneTx = new Syncer(single, renderer, TABLE);
+            oneTx.firstSyncBatch(0);
+            int[] commits = {0};
+            oneTx.commitThrough(tx -> {
+                commits[0]++;
+                return single.commit(tx);
+            });
+            oneTx.sync(state, null);
+            oneTx.sync(next, Set.of(first));
+            assertEquals(2, commits[0], "firstSyncBatch(0): the first sync is one transaction");
+            sameTable(single.readTable(Family.IP, TABLE), writer.readTable(Family.IP, TABLE));
+            sameTable(single.readTable(Family.IP6, TABLE), writer.readTable(Family.IP6, TABLE));
+        }
+    }
+
+    @Test
+    void aTableOfAPreviousRunIsReplacedInOneTransaction() throws Exception {
+        Kernel.require();
+        NftRenderer renderer = new NftRenderer(config());
+        ProxyState state = state(60);
+        try (TestNetns ns = TestNetns.create("nftp-restart"); NftClient writer = NftClient.open(ns.ns())) {
+            Syncer before = new Syncer(writer, renderer, TABLE);
+            before.firstSyncBatch(100);
+            int[] commits = {0};
+            before.commitThrough(tx -> {
+                commits[0]++;
+                return writer.commit(tx);
+            });
+            before.sync(state, null);
+            assertTrue(commits[0] > 3, "no table of ours: in batches (" + commits[0] + ")");
+
+            // A restart: the previous run's table carries traffic until the new one replaces it whole.
+            Syncer after = new Syncer(writer, renderer, TABLE);
+            after.firstSyncBatch(100);
+            commits[0] = 0;
+            after.commitThrough(tx -> {
+                commits[0]++;
+                return writer.commit(tx);
+            });
+            after.sync(state, null);
+            assertEquals(1, commits[0], "a table of ours was there: one transaction");
+        }
+    }
+
+    /**
+     * Reads the kernel: the entry sets first, then everything else (a first sync only adds, so
+     * whatever was reachable at the first read is all there at the second), and fails unless
+     * every reachable service port is whole. Returns the reachable ones.
+     */
+    private static Set<ServicePortName> checkWhole(NftClient reader, Map<ServicePortName, Fragment> expected) throws NftException {
+        Map<String, Map<Bytes, Data>> entries = new HashMap<>();
+        for (String set : ENTRY_SETS) {
+            entries.put(set, elements(reader, set));
+        }
+        Map<String, Map<Bytes, Data>> all = new HashMap<>();
+        Set<ServicePortName> reachable = new HashSet<>();
+        for (Map.Entry<ServicePortName, Fragment> e : expected.entrySet()) {
+            Fragment f = e.getValue();
+            boolean entered = false;
+            for (Map.Entry<String, List<SetElement>> els : f.elements().entrySet()) {
+                if (ENTRY_SETS.contains(els.getKey())) {
+                    for (SetElement el : els.getValue()) {
+                        entered |= entries.get(els.getKey()).containsKey(el.key());
+                    }
+                }
+            }
+            if (!entered) {
+                continue;
+            }
+            reachable.add(e.getKey());
+            for (Map.Entry<String, List<SetElement>> els : f.elements().entrySet()) {
+                Map<Bytes, Data> there = all.get(els.getKey());
+                if (there == null) {
+                    there = elements(reader, els.getKey());
+                    all.put(els.getKey(), there);
+                }
+                for (SetElement el : els.getValue()) {
+                    if (!there.containsKey(el.key()) || !Objects.equals(there.get(el.key()), el.data())) {
+                        fail(e.getKey() + " is reachable but " + els.getKey() + " lacks " + el);
+                    }
+                }
+            }
+            for (DesiredChain c : f.chains().values()) {
+                List<Rule> rules;
+                try {
+                    rules = reader.listRules(Family.IP, TABLE, c.chain().name());
+                } catch (NftException ex) {
+                    rules = List.of();
+                }
+                assertTrue(ResendSlices.sameRules(c.rules(), rules), e.getKey() + " is reachable but chain "
+                        + c.chain().name() + " is not whole");
+            }
+        }
+        return reachable;
+    }
+
+    private static Map<Bytes, Data> elements(NftClient reader, String set) throws NftException {
+        Map<Bytes, Data> out = new HashMap<>();
+        try {
+            for (SetElement el : reader.listElements(Family.IP, TABLE, set)) {
+                out.put(el.key(), el.data());
+            }
+        } catch (NftException e) {
+            // not there yet (a service's own set)
+        }
+        return out;
+    }
+
+    /** Same chains with the same rules, same sets with the same elements (in any order). */
+    private static void sameTable(TableContents want, TableContents got) {
+        assertEquals(names(want), names(got), "the same chains and sets");
+        for (var c : want.chains()) {
+            assertTrue(ResendSlices.sameRules(want.rulesOf(c.name()), got.rulesOf(c.name())), "chain " + c.name());
+        }
+        for (NftSet s : want.sets()) {
+            assertEquals(new HashSet<>(comparable(want.elements().get(s.name()))),
+                    new HashSet<>(comparable(got.elements().get(s.name()))), "elements of " + s.name());
+        }
+    }
+
+    private static Set<String> names(TableContents t) {
+        Set<String> out = new HashSet<>();
+        t.chains().forEach(c -> out.add("chain " + c.name()));
+        t.sets().forEach(s -> out.add("set " + s.name()));
+        return out;
+    }
+
+    private static List<String> comparable(List<SetElement> els) {
+        List<String> out = new ArrayList<>();
+        for (SetElement el : els == null ? List.<SetElement>of() : els) {
+            out.add(el.key() + " " + el.keyEnd() + " " + el.data() + " " + el.timeoutMs() + " " + el.flags());
+        }
+        return out;
+    }
+}
