@@ -153,10 +153,14 @@ public final class ProxyServer implements AutoCloseable {
                         () -> healthServer = new HealthServer(healthAt, health, metrics::healthz, metrics::livez));
             }
             if (driftClient != null) {
-                DriftWatcher drift = new DriftWatcher(netns, cfg.table(), driftClient.portId(), loop::requestRepair);
+                DriftWatcher drift = new DriftWatcher(netns, cfg.table(), driftClient.portId(), loop::requestRepair,
+                        loop::requestCheck);
                 parts.add(drift);
                 if (backend instanceof Syncer s) {
-                    s.commitThrough(tx -> drift.commitQuietly(driftClient, tx));
+                    // A re-assertion's transactions re-add what is there, which makes no events:
+                    // they commit while the watcher listens, so a neighbour's commit meanwhile
+                    // does not ask for yet another check.
+                    s.commitThrough(tx -> drift.commitQuietly(driftClient, tx), driftClient::commit);
                 }
             }
         } catch (IOException | RuntimeException e) {

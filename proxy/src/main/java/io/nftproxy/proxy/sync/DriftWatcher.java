@@ -27,22 +27,28 @@ public final class DriftWatcher implements AutoCloseable {
     private final String table;
     private final int ourPortId;
     private final Runnable repair;
+    private final Runnable check;
     private final Thread thread;
     private volatile boolean closed;
     private long lastWarnNanos = Long.MIN_VALUE / 2;
     private final AtomicLong eventsRead = new AtomicLong();
     private volatile String lastTable;
 
-    public DriftWatcher(NetNamespace ns, String table, int ourPortId, Runnable repair) throws NftException {
-        this(NftMonitor.open(ns), table, ourPortId, repair);
+    /**
+     * @param repair asked for when someone else changed our tables: a rebuild
+     * @param check asked for when someone else committed while we did not listen: a re-assertion
+     */
+    public DriftWatcher(NetNamespace ns, String table, int ourPortId, Runnable repair, Runnable check) throws NftException {
+        this(NftMonitor.open(ns), table, ourPortId, repair, check);
     }
 
     /** Over a given monitor (a test's, with a small buffer to overflow). */
-    DriftWatcher(NftMonitor monitor, String table, int ourPortId, Runnable repair) {
+    DriftWatcher(NftMonitor monitor, String table, int ourPortId, Runnable repair, Runnable check) {
         this.monitor = monitor;
         this.table = table;
         this.ourPortId = ourPortId;
         this.repair = repair;
+        this.check = check;
         this.thread = new Thread(this::loop, "drift-watcher");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -96,9 +102,14 @@ public final class DriftWatcher implements AutoCloseable {
      * Commits our own transaction without listening: the kernel then builds no event per element
      * (see {@link NftMonitor#pause()}). A commit by anyone else in that window still shows in the
      * generation id: our commit moves it by one (or not at all when it changed nothing), so a move
-     * by more means someone else committed too, and then we repair. (A foreign commit beside a
-     * commit of ours that changed nothing moves it by one and goes unseen here; the hourly full
-     * sync re-asserts our rules anyway; an empty transaction is not sent at all.)
+     * by more means someone else committed too. That is nearly always another nftables user of
+     * the node going about its own tables (a CNI plugin commits for every pod), so it asks for a
+     * check, not a rebuild: a re-assertion compares our rules and re-adds our elements in small
+     * transactions, where a rebuild's one batch would hold every other user for seconds at
+     * tens of thousands of services, and a busy neighbour would cause one after another. (What
+     * a re-assertion cannot see is an element or chain someone added to our tables inside that
+     * window. A foreign commit beside a commit of ours that changed nothing moves the generation
+     * by one and goes unseen here; the hourly full sync re-asserts our rules anyway.)
      */
     public CommitStats commitQuietly(NftClient client, Transaction tx) throws NftException {
         return commitQuietly(client, () -> client.commit(tx));
@@ -118,8 +129,8 @@ public final class DriftWatcher implements AutoCloseable {
             long after = client.generation();
             long moved = (after - before) & 0xffffffffL;
             if (moved > (ok ? 1 : 0)) {
-                LOG.info("nf_tables changed while we committed (generation {} to {}); checking our rules", before, after);
-                repair.run();
+                LOG.debug("nf_tables changed while we committed (generation {} to {}); checking our rules", before, after);
+                check.run();
             }
         }
     }

@@ -69,6 +69,26 @@ public final class SyncLoop implements AutoCloseable {
         }
     }
 
+    /**
+     * Someone else committed while we committed without listening, perhaps to our tables: the
+     * next sync re-asserts ours (a full sync over what we hold, in small transactions; a
+     * difference makes it rebuild). Cheaper for everyone than a rebuild, whose one large batch
+     * would hold every other nftables user of the node, and other users commit often.
+     */
+    public void requestCheck() {
+        boolean first;
+        lock.lock();
+        try {
+            first = schedule.requestCheck();
+            wake.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (first) {
+            LOG.info("nf_tables changed while we committed; re-asserting our rules");
+        }
+    }
+
     /** One sync now: full when asked, or when nothing was committed yet. */
     public SyncResult syncOnce(boolean full) throws Exception {
         ObjectStore.Snapshot snap = store.snapshot();

@@ -11,6 +11,11 @@ import java.time.Duration;
  */
 final class SyncSchedule {
     static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    /**
+     * The least time from one full sync to a check's: checks come from other users' commits,
+     * which on a busy node meet ours often, and a re-assertion at 100,000 services takes seconds.
+     */
+    static final Duration CHECK_SPACING = Duration.ofSeconds(30);
 
     /** Sync now ({@code waitNanos} 0) with these flags, or wait that long first. */
     record Next(long waitNanos, boolean full, boolean rebuild) {
@@ -24,6 +29,7 @@ final class SyncSchedule {
     private boolean pending = true;
     private boolean needFull = true;
     private boolean needRebuild;
+    private boolean needCheck;
     private long lastSync;
     private long lastFull;
     private int failures;
@@ -49,6 +55,17 @@ final class SyncSchedule {
         return first;
     }
 
+    /**
+     * Someone may have changed our tables unseen: a full sync (a re-assertion, which repairs what
+     * it finds and rebuilds only on a difference), {@link #CHECK_SPACING} after the last full
+     * sync at the earliest; true when none was due before.
+     */
+    boolean requestCheck() {
+        boolean first = !needCheck && !needFull;
+        needCheck = true;
+        return first;
+    }
+
     /** What to do at {@code now}; when it is a sync, the requests it serves are taken. */
     Next next(long now) {
         if (!started) {
@@ -56,7 +73,8 @@ final class SyncSchedule {
             lastSync = now - backoffNanos();
             lastFull = now;
         }
-        long fullDue = lastFull + periodNanos;
+        long fullDue = needCheck ? Math.min(lastFull + periodNanos, lastFull + CHECK_SPACING.toNanos())
+                : lastFull + periodNanos;
         long earliest = lastSync + backoffNanos();
         boolean wanted = pending || needFull || now - fullDue >= 0;
         if (!wanted || now - earliest < 0) {
@@ -66,6 +84,7 @@ final class SyncSchedule {
         boolean full = needFull || now - fullDue >= 0;
         boolean rebuild = needRebuild;
         // Taken now: a request that arrives while this sync runs is a new one, served next.
+        needCheck &= !full;
         needFull = false;
         needRebuild = false;
         pending = false;

@@ -73,6 +73,8 @@ public final class Syncer implements Backend {
     /** Where a first sync takes its endpoints' indices from (tests: see {@link #takeIndicesFrom}). */
     private final Map<IpFamily, TableState> indicesFrom = new EnumMap<>(IpFamily.class);
     private Committer committer;
+    /** How a re-assertion's repair transactions reach the kernel. */
+    private Committer resendCommitter;
 
     /** How a transaction reaches the kernel (the drift watcher commits without listening). */
     @FunctionalInterface
@@ -102,6 +104,7 @@ public final class Syncer implements Backend {
         this.committer = client == null ? tx -> {
             throw new IllegalStateException("no kernel client: give a committer");
         } : client::commit;
+        this.resendCommitter = committer;
     }
 
     /**
@@ -120,7 +123,13 @@ public final class Syncer implements Backend {
 
     /** Sends every later commit through {@code c}. */
     public void commitThrough(Committer c) {
+        commitThrough(c, c);
+    }
+
+    /** Sends syncs' commits through {@code c}, a re-assertion's repair transactions through {@code resend}. */
+    public void commitThrough(Committer c, Committer resend) {
         this.committer = c;
+        this.resendCommitter = resend;
     }
 
     @Override
@@ -428,7 +437,7 @@ public final class Syncer implements Backend {
         try {
             for (TableState ts : committed.values()) {
                 for (Transaction tx : ResendSlices.of(ts, RESEND_SLICE)) {
-                    sum = sum.plus(committer.commit(tx));
+                    sum = sum.plus(resendCommitter.commit(tx));
                 }
                 for (String chain : new TreeSet<>(ts.chains.keySet())) {
                     List<Rule> kernel = client.listRules(ts.table.family(), ts.table.name(), chain);

@@ -80,4 +80,34 @@ class SyncScheduleTest {
         SyncSchedule.Next again = s.next(S + S / 10);
         assertTrue(again.now() && again.rebuild(), "a failed repair is still owed");
     }
+
+    @Test
+    void aCheckIsAFullSyncWithoutRebuildAtMostOnceEvery30Seconds() {
+        SyncSchedule s = new SyncSchedule(Duration.ofSeconds(1), Duration.ofHours(1));
+        s.next(0);
+        s.succeeded(0, true); // the first full sync
+        assertTrue(s.requestCheck(), "a check is news once");
+        assertFalse(s.requestCheck(), "more of them are not");
+        SyncSchedule.Next wait = s.next(10 * S);
+        assertFalse(wait.now());
+        assertEquals(20 * S, wait.waitNanos(), "waits until 30 s after the last full sync");
+        s.request();
+        SyncSchedule.Next partial = s.next(11 * S);
+        assertTrue(partial.now() && !partial.full(), "changes meanwhile go as partial syncs");
+        s.succeeded(11 * S, false);
+        SyncSchedule.Next check = s.next(30 * S);
+        assertTrue(check.now() && check.full() && !check.rebuild(), "then a full sync that does not rebuild");
+        s.succeeded(30 * S, true);
+        SyncSchedule.Next idle = s.next(31 * S);
+        assertFalse(idle.now(), "served");
+        assertEquals(3600 * S - S, idle.waitNanos(), "the next full sync is the periodic one");
+
+        s.requestCheck(); // a full sync for another reason serves a pending check
+        s.request();
+        s.failed(false);
+        SyncSchedule.Next retry = s.next(40 * S);
+        assertTrue(retry.now() && retry.full());
+        s.succeeded(40 * S, true);
+        assertEquals(3600 * S - S, s.next(41 * S).waitNanos(), "no check left after it");
+    }
 }
