@@ -22,12 +22,14 @@ import picocli.CommandLine.Option;
 import io.nftproxy.proxy.cli.Main;
 import io.nftproxy.proxy.config.Durations;
 import io.nftproxy.ffi.NetNamespace;
+import io.nftproxy.netlink.nft.CommitStats;
 import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.tools.bench.ApiServerBench;
 import io.nftproxy.tools.bench.BenchState;
 import io.nftproxy.tools.bench.BenchYaml;
 import io.nftproxy.tools.bench.CompareBench;
 import io.nftproxy.tools.bench.DaemonBench;
+import io.nftproxy.tools.bench.KernelMemory;
 import io.nftproxy.tools.bench.KubeProxyNftLayout;
 import io.nftproxy.tools.bench.NeighbourProbe;
 import io.nftproxy.tools.bench.ProcessDaemonBench;
@@ -95,6 +97,12 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--neighbour", description = "Also time another nftables user's one-element commits, in our network"
             + " namespace and in another, while we commit the first full sync, a re-assertion and a rebuild.")
     boolean neighbour;
+
+    @Option(names = "--first-sync-batch", split = ",", paramLabel = "N[,N...]", description = "With --neighbour: the first"
+            + " full sync onto a namespace without our tables in transactions of about N objects (0: one transaction);"
+            + " several values are timed one after the other in the same run, our tables deleted in between"
+            + " (default: the daemon's, ${DEFAULT-VALUE}).", defaultValue = "4096")
+    List<Integer> firstSyncBatches;
 
     @Option(names = "--drift", description = "Also time the drift watcher's repair after someone else flushes one of"
             + " our chains, in another fresh namespace.")
@@ -185,11 +193,32 @@ final class BenchCommand implements Callable<Integer> {
             ProxyState state = BenchState.synthetic(n, endpoints, 0);
             System.gc();
             Neighbours near = neighbour ? new Neighbours(nsName) : null;
-            long t0 = System.nanoTime();
-            SyncResult full = syncer.sync(state, null);
-            long fullNanos = System.nanoTime() - t0;
+            SyncResult full = null;
+            long fullNanos = 0;
+            List<Integer> batches = neighbour ? firstSyncBatches : List.of(firstSyncBatches.get(0));
+            for (int b = 0; b < batches.size(); b++) {
+                if (b > 0) {
+                    syncer.cleanup();
+                    KernelMemory.settledSlabKb(); // the kernel frees the deleted tables asynchronously
+                }
+                syncer.firstSyncBatch(batches.get(b));
+                List<Long> commits = new ArrayList<>();
+                syncer.commitThrough(tx -> {
+                    CommitStats st = client.commit(tx);
+                    commits.add(st.kernelNanos());
+                    return st;
+                });
+                long t0 = System.nanoTime();
+                full = syncer.sync(state, null);
+                fullNanos = System.nanoTime() - t0;
+                syncer.commitThrough(client::commit);
+                if (near != null) {
+                    near.report(String.format("first full sync, %s (%d, longest in the kernel %.0f ms)",
+                            batches.get(b) == 0 ? "one transaction" : "transactions of ~" + batches.get(b) + " objects",
+                            commits.size(), commits.stream().mapToLong(Long::longValue).max().orElse(0) / 1e6), t0, System.nanoTime());
+                }
+            }
             if (near != null) {
-                near.report("first full sync", t0, System.nanoTime());
                 long r0 = System.nanoTime();
                 syncer.sync(state, null);
                 near.report("re-assertion (full sync over our rules)", r0, System.nanoTime());

@@ -11,7 +11,7 @@ import java.nio.file.Path;
  * table deleted just before is freed asynchronously, so the reading before a sync waits for the
  * figure to settle.
  */
-final class KernelMemory {
+public final class KernelMemory {
     private KernelMemory() {
     }
 
@@ -29,7 +29,7 @@ final class KernelMemory {
     }
 
     /** The slab figure once two readings half a second apart differ by under 1 MB (at most 30 s). */
-    static long settledSlabKb() throws InterruptedException {
+    public static long settledSlabKb() throws InterruptedException {
         long deadline = System.nanoTime() + 30_000_000_000L;
         long last = slabKb();
         while (System.nanoTime() < deadline) {
