@@ -3,6 +3,7 @@ package io.nftproxy.proxy.sync;
 import java.time.Duration;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,16 +38,20 @@ public final class SyncLoop implements AutoCloseable {
     }
 
     public void requestSync() {
-        boolean first;
+        if (wakeFor(schedule::request)) {
+            listener.queued(System.currentTimeMillis()); // outside the lock: listeners may take their own
+        }
+    }
+
+    /** Records a request in the schedule and wakes the loop; whether it is news (none of its kind pending). */
+    private boolean wakeFor(BooleanSupplier request) {
         lock.lock();
         try {
-            first = schedule.request();
+            boolean first = request.getAsBoolean();
             wake.signalAll();
+            return first;
         } finally {
             lock.unlock();
-        }
-        if (first) {
-            listener.queued(System.currentTimeMillis()); // outside the lock: listeners may take their own
         }
     }
 
@@ -56,15 +61,7 @@ public final class SyncLoop implements AutoCloseable {
      * change coalesce into one repair.
      */
     public void requestRepair() {
-        boolean first;
-        lock.lock();
-        try {
-            first = schedule.requestRepair();
-            wake.signalAll();
-        } finally {
-            lock.unlock();
-        }
-        if (first) {
+        if (wakeFor(schedule::requestRepair)) {
             listener.driftSeen();
         }
     }
@@ -76,15 +73,7 @@ public final class SyncLoop implements AutoCloseable {
      * would hold every other nftables user of the node, and other users commit often.
      */
     public void requestCheck() {
-        boolean first;
-        lock.lock();
-        try {
-            first = schedule.requestCheck();
-            wake.signalAll();
-        } finally {
-            lock.unlock();
-        }
-        if (first) {
+        if (wakeFor(schedule::requestCheck)) {
             LOG.info("nf_tables changed while we committed; re-asserting our rules");
         }
     }

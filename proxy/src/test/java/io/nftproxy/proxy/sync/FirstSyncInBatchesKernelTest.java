@@ -155,10 +155,7 @@ class FirstSyncInBatchesKernelTest {
             Syncer oneTx = new Syncer(single, renderer, TABLE);
             oneTx.firstSyncBatch(0);
             int[] commits = {0};
-            oneTx.commitThrough(tx -> {
-                commits[0]++;
-                return single.commit(tx);
-            });
+            oneTx.commitThrough(counting(single, commits));
             oneTx.sync(state, null);
             oneTx.sync(next, Set.of(first));
             assertEquals(2, commits[0], "firstSyncBatch(0): the first sync is one transaction");
@@ -176,10 +173,7 @@ class FirstSyncInBatchesKernelTest {
             Syncer before = new Syncer(writer, renderer, TABLE);
             before.firstSyncBatch(100);
             int[] commits = {0};
-            before.commitThrough(tx -> {
-                commits[0]++;
-                return writer.commit(tx);
-            });
+            before.commitThrough(counting(writer, commits));
             before.sync(state, null);
             assertTrue(commits[0] > 3, "no table of ours: in batches (" + commits[0] + ")");
 
@@ -187,13 +181,18 @@ class FirstSyncInBatchesKernelTest {
             Syncer after = new Syncer(writer, renderer, TABLE);
             after.firstSyncBatch(100);
             commits[0] = 0;
-            after.commitThrough(tx -> {
-                commits[0]++;
-                return writer.commit(tx);
-            });
+            after.commitThrough(counting(writer, commits));
             after.sync(state, null);
             assertEquals(1, commits[0], "a table of ours was there: one transaction");
         }
+    }
+
+    /** Commits through {@code client}, counting the commits in {@code count[0]}. */
+    private static Syncer.Committer counting(NftClient client, int[] count) {
+        return tx -> {
+            count[0]++;
+            return client.commit(tx);
+        };
     }
 
     /**
