@@ -45,6 +45,8 @@ final class Delta {
     /** After counting every element again: the new tables. */
     private final Map<String, ElementTable> allElements = new HashMap<>();
     private boolean countedAll;
+    /** Contributors new to the table only (a first sync's later batches): per set, their element lists, counted at apply. */
+    private final Map<String, List<PackedElements>> addedLists = new LinkedHashMap<>();
     private final Map<String, Contributor> newOwners = new HashMap<>();
 
     /**
@@ -112,9 +114,70 @@ final class Delta {
         if (fresh) {
             countedAll = true;
             computeAllElements();
+        } else if (onlyNewContributors()) {
+            computeAddedElements();
         } else {
             computeChangedElements();
         }
+    }
+
+    /**
+     * Whether every contributor of the change is new to the table (none goes or changes) and
+     * puts elements only into sets that stay, none of them an interval set: then the elements are
+     * only added and counted, as a first sync's later batches do.
+     */
+    private boolean onlyNewContributors() {
+        for (Map.Entry<Contributor, Fragment> e : replaced.entrySet()) {
+            if (e.getValue() == null || state.fragments.containsKey(e.getKey())) {
+                return false;
+            }
+            for (String set : e.getValue().elements().keySet()) {
+                NftSet def = setsAdded.containsKey(set) ? setsAdded.get(set) : state.sets.get(set);
+                if (def == null || def.has(NfTablesUapi.NFT_SET_INTERVAL) || setsRemoved.containsKey(set)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Elements of contributors new to the table: each one the table and this change do not hold
+     * yet is added; every one is counted into the committed table at apply, by reference to the
+     * fragment's own packed bytes (the tally of a partial change would copy each: at 100,000
+     * services a first sync in batches held 115 MB more after it than in one transaction).
+     */
+    private void computeAddedElements() {
+        Map<String, ElementTable> seen = new HashMap<>();
+        Map<String, List<PackedElements>> adds = new LinkedHashMap<>();
+        for (Fragment f : replaced.values()) {
+            for (Map.Entry<String, List<SetElement>> els : f.elements().entrySet()) {
+                String set = els.getKey();
+                PackedElements list = PackedElements.copyOf(els.getValue());
+                addedLists.computeIfAbsent(set, k -> new ArrayList<>()).add(list);
+                ElementTable held = state.elements.get(set);
+                ElementTable batch = seen.computeIfAbsent(set, k -> new ElementTable(list.size()));
+                PackedElements.Builder some = null;
+                for (int i = 0; i < list.size(); i++) {
+                    boolean added = (held == null || held.find(list.bytes(), list.offset(i)) < 0) && batch.addOrCount(list, i);
+                    if (!added && some == null) {
+                        some = PackedElements.builder(); // one there already: copy the new ones before it, then go on
+                        for (int j = 0; j < i; j++) {
+                            some.addPacked(list.bytes(), list.offset(j), list.length(j));
+                        }
+                    } else if (added && some != null) {
+                        some.addPacked(list.bytes(), list.offset(i), list.length(i));
+                    }
+                }
+                adds.computeIfAbsent(set, k -> new ArrayList<>()).add(some == null ? list : some.build());
+            }
+        }
+        adds.forEach((set, lists) -> {
+            List<SetElement> added = PackedSegments.of(lists);
+            if (!added.isEmpty()) {
+                elementsAdded.put(set, added);
+            }
+        });
     }
 
     /**
@@ -325,6 +388,18 @@ final class Delta {
             });
             return;
         }
+        addedLists.forEach((set, lists) -> {
+            if (!state.sets.containsKey(set)) {
+                return;
+            }
+            ElementTable target = state.elements.computeIfAbsent(set,
+                    k -> new ElementTable(lists.stream().mapToInt(PackedElements::size).sum()));
+            for (PackedElements list : lists) {
+                for (int i = 0; i < list.size(); i++) {
+                    target.addOrCount(list, i);
+                }
+            }
+        });
         changedElements.forEach((set, m) -> {
             if (!state.sets.containsKey(set)) {
                 return;

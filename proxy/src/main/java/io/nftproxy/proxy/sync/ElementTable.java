@@ -59,6 +59,20 @@ final class ElementTable {
         }
     }
 
+    /** The slot of the element whose key is that of the packed element in {@code b} at {@code off}, or -1. */
+    int find(byte[] b, int off) {
+        int h = PackedElements.keyHash(b, off);
+        int mask = arrays.length - 1;
+        for (int i = h & mask; ; i = (i + 1) & mask) {
+            if (arrays[i] == null) {
+                return -1;
+            }
+            if (hashes[i] == h && PackedElements.keyEquals(arrays[i], offsets[i], b, off)) {
+                return i;
+            }
+        }
+    }
+
     int refs(int slot) {
         return refs[slot];
     }

@@ -56,6 +56,9 @@ class ElementTableTest {
             assertEquals(model.size(), table.size(), what);
             Bytes probe = Bytes.be32(r.nextInt(keys));
             int slot = table.find(probe);
+            // The same found by a packed element of that key (data aside), without a key object.
+            PackedElements packedProbe = PackedElements.copyOf(List.of(SetElement.of(probe, Data.value(Bytes.be32(9)))));
+            assertEquals(slot, table.find(packedProbe.bytes(), packedProbe.offset(0)), what + " packed probe " + probe);
             Entry expected = model.get(probe);
             if (expected == null) {
                 assertEquals(-1, slot, what + " probe " + probe);
