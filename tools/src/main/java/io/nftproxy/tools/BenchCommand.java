@@ -213,7 +213,7 @@ final class BenchCommand implements Callable<Integer> {
                 fullNanos = System.nanoTime() - t0;
                 syncer.commitThrough(client::commit);
                 if (near != null) {
-                    near.report(String.format("first full sync, %s (%d, longest in the kernel %.0f ms)",
+                    near.report(String.format("first full sync, %s (%d, the longest %.0f ms to our thread)",
                             batches.get(b) == 0 ? "one transaction" : "transactions of ~" + batches.get(b) + " objects",
                             commits.size(), commits.stream().mapToLong(Long::longValue).max().orElse(0) / 1e6), t0, System.nanoTime());
                 }
@@ -313,8 +313,8 @@ final class BenchCommand implements Callable<Integer> {
         Neighbours(String ours) throws Exception {
             otherNs = ours + "-n";
             exec("ip", "netns", "add", otherNs);
-            same = new NeighbourProbe(NetNamespace.named(ours), "same");
-            other = new NeighbourProbe(NetNamespace.named(otherNs), "other");
+            same = new NeighbourProbe(ours, "same");
+            other = new NeighbourProbe(otherNs, "other");
         }
 
         void report(String phase, long from, long to) {

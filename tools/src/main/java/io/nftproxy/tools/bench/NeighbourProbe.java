@@ -1,8 +1,16 @@
 package io.nftproxy.tools.bench;
 
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import io.nftproxy.ffi.NetNamespace;
@@ -18,59 +26,88 @@ import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
 
 /**
- * Another nftables user on the node (a CNI plugin, firewalld, another pod's table): on a netlink
- * socket and a thread of its own, it adds one element to a set in a table of its own, commits,
- * removes it, commits, every {@link #PACE_NANOS} (a pace that leaves the CPUs to us), and records
- * when each commit started and how long it took.
+ * Another nftables user on the node (a CNI plugin, firewalld, another pod's table): a process of
+ * its own, with its own netlink socket, that adds one element to a set in a table of its own,
+ * commits, removes it, commits, every {@link #PACE_NANOS} (a pace that leaves the CPUs to us),
+ * and reports when each commit started and how long it took.
  * nf_tables serialises every batch under one netlink mutex for all network namespaces, so what
- * it waits for is what our transactions make everyone wait for. (A thread here, not a process:
- * the kernel sees a socket and a batch either way; a process would add its own start-up.)
+ * it waits for is what our transactions make everyone wait for. A process, not a thread of the
+ * bench: a thread's timings would include the bench JVM's garbage-collection pauses (a thread
+ * back from a system call waits for the pause to end), which perf showed at the longest waits.
+ * Its clock is the bench's: System.nanoTime is CLOCK_MONOTONIC in every JVM on Linux.
  */
 public final class NeighbourProbe implements AutoCloseable {
     /** From the start of one commit to the start of the next, unless the commit takes longer. */
     static final long PACE_NANOS = 5_000_000;
-    private final NftClient client;
-    private final Thread thread;
-    private final NftSet set;
-    private volatile boolean running = true;
-    /** Start and duration in nanoseconds of each commit, appended by the probe's thread. */
+    private final Process process;
+    private final Thread reader;
+    /** Start and duration in nanoseconds of each commit, as the probe reports them. */
     private final List<long[]> commits = new ArrayList<>();
-    private volatile Exception failure;
+    private volatile String failure;
 
-    /** Starts probing in network namespace {@code ns}, in table "inet neighbour" there. */
-    public NeighbourProbe(NetNamespace ns, String label) throws Exception {
-        client = NftClient.open(ns);
-        Table table = new Table(Family.INET, "neighbour");
-        set = NftSet.set(Family.INET, "neighbour", "probe", DataType.IPV4_ADDR);
-        client.commit(new Transaction().add(table).add(set));
-        thread = new Thread(this::loop, "neighbour-" + label);
-        thread.setDaemon(true);
-        thread.start();
+    /** Starts a probe process in network namespace {@code ns}, in table "inet neighbour" there. */
+    public NeighbourProbe(String ns, String label) throws IOException {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        process = new ProcessBuilder(java, "-Xmx32m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
+                NeighbourProbe.class.getName(), ns).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.US_ASCII));
+        String first = out.readLine();
+        if (!"ready".equals(first)) {
+            process.destroyForcibly();
+            throw new IOException("the neighbour probe in " + ns + " did not start: " + first);
+        }
+        reader = new Thread(() -> read(out), "neighbour-" + label);
+        reader.setDaemon(true);
+        reader.start();
     }
 
-    private void loop() {
-        SetElement el = SetElement.of(Bytes.ip(Inet.parse("192.0.2.1")));
+    private void read(BufferedReader out) {
         try {
-            for (boolean add = true; running; add = !add) {
+            for (String line; (line = out.readLine()) != null; ) {
+                String[] f = line.split(" ");
+                if (f.length == 2) {
+                    synchronized (commits) {
+                        commits.add(new long[] {Long.parseLong(f[0]), Long.parseLong(f[1])});
+                    }
+                } else {
+                    failure = line;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            failure = e.toString();
+        }
+    }
+
+    /** The probe process: args[0] is the network namespace. Prints "ready", then "start took" per commit. */
+    public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.US_ASCII);
+        try (NftClient client = NftClient.open(NetNamespace.named(args[0]))) {
+            Table table = new Table(Family.INET, "neighbour");
+            NftSet set = NftSet.set(Family.INET, "neighbour", "probe", DataType.IPV4_ADDR);
+            client.commit(new Transaction().add(table).add(set));
+            out.println("ready");
+            out.flush();
+            SetElement el = SetElement.of(Bytes.ip(Inet.parse("192.0.2.1")));
+            for (boolean add = true; !out.checkError(); add = !add) {
                 Transaction tx = add ? new Transaction().add(Elements.of(set, List.of(el)))
                         : new Transaction().delete(Elements.of(set, List.of(el)));
                 long t0 = System.nanoTime();
                 client.commit(tx);
                 long took = System.nanoTime() - t0;
-                synchronized (commits) {
-                    commits.add(new long[] {t0, took});
-                }
+                out.println(t0 + " " + took);
+                out.flush();
                 LockSupport.parkNanos(PACE_NANOS - took);
             }
         } catch (Exception e) {
-            failure = e;
+            out.println("failed: " + e.getMessage());
+            out.flush();
         }
     }
 
     /** What the commits that overlapped [from, to] (System.nanoTime) took: sorted nanoseconds. */
     public long[] during(long from, long to) {
         if (failure != null) {
-            throw new IllegalStateException("the neighbour's commits failed: " + failure.getMessage(), failure);
+            throw new IllegalStateException("the neighbour's commits failed: " + failure);
         }
         List<Long> out = new ArrayList<>();
         synchronized (commits) {
@@ -96,8 +133,10 @@ public final class NeighbourProbe implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
-        running = false;
-        thread.join(10_000);
-        client.close();
+        process.destroy();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+        reader.join(10_000);
     }
 }
