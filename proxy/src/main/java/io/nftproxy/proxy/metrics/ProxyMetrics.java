@@ -54,6 +54,7 @@ public final class ProxyMetrics implements SyncListener {
     private final Counter endpointChanges;
     private final Counter serviceChanges;
     private final Counter driftRepairs;
+    private final Counter driftChecks;
     private final DistributionSummary operations;
     private final DistributionSummary bytes;
     private final AtomicLong lastSyncMillis = new AtomicLong();
@@ -145,6 +146,8 @@ public final class ProxyMetrics implements SyncListener {
                 .description("Netlink bytes per sync transaction").register(registry);
         driftRepairs = Counter.builder("nftproxy.drift.repairs")
                 .description("Repairs committed after someone else changed our tables, one per change").register(registry);
+        driftChecks = Counter.builder("nftproxy.drift.checks")
+                .description("Re-assertions of our rules queued because someone else committed while we did").register(registry);
         io.prometheus.client.hotspot.DefaultExports.register(registry.getPrometheusRegistry());
     }
 
@@ -220,6 +223,11 @@ public final class ProxyMetrics implements SyncListener {
     public void livez(int code) {
         livez.computeIfAbsent(code, c -> Counter.builder("kubeproxy.proxy.livez").tag("code", Integer.toString(c))
                 .register(registry)).increment();
+    }
+
+    @Override
+    public void checkQueued() {
+        driftChecks.increment();
     }
 
     /** One repair committed, however many foreign events led to it. */

@@ -24,6 +24,13 @@ public interface SyncListener {
     default void driftSeen() {
     }
 
+    /**
+     * Another nftables user committed while we committed without listening; a re-assertion of
+     * our rules is queued (called once per check queued, on the committing thread).
+     */
+    default void checkQueued() {
+    }
+
     /** A sync that rebuilt our rules after drift succeeded: one repair, however many events led to it. */
     default void repaired() {
     }
@@ -49,6 +56,11 @@ public interface SyncListener {
             @Override
             public void driftSeen() {
                 listeners.forEach(SyncListener::driftSeen);
+            }
+
+            @Override
+            public void checkQueued() {
+                listeners.forEach(SyncListener::checkQueued);
             }
 
             @Override

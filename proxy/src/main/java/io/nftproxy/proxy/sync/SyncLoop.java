@@ -75,6 +75,7 @@ public final class SyncLoop implements AutoCloseable {
     public void requestCheck() {
         if (wakeFor(schedule::requestCheck)) {
             LOG.info("nf_tables changed while we committed; re-asserting our rules");
+            listener.checkQueued();
         }
     }
 

@@ -90,6 +90,8 @@ class ProxyMetricsTest {
 
         m.failed(false, new IllegalStateException("refused"));
         m.repaired();
+        m.checkQueued();
+        m.checkQueued();
         m.healthz(503);
         m.livez(200);
         assertEquals(1, value("kubeproxy_sync_proxy_rules_nftables_sync_failures_total{ip_family=\"IPv4\",}"));
@@ -98,6 +100,7 @@ class ProxyMetricsTest {
         assertEquals(3, value("kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family=\"IPv4\",}"));
         assertEquals(1, value("kubeproxy_conntrack_reconciler_sync_duration_seconds_count{ip_family=\"IPv4\",}"));
         assertEquals(1, value("nftproxy_drift_repairs_total"));
+        assertEquals(2, value("nftproxy_drift_checks_total"));
         assertEquals(1, value("kubeproxy_proxy_healthz_total{code=\"503\",}"));
         assertEquals(1, value("kubeproxy_proxy_livez_total{code=\"200\",}"));
     }
