@@ -2,7 +2,6 @@ package io.nftproxy.proxy.kernel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -24,9 +23,6 @@ import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.proxy.server.ProxyServer;
-import io.nftproxy.proxy.source.ManifestSource;
-import io.nftproxy.proxy.source.ObjectStore;
-import io.nftproxy.proxy.sync.SyncListener;
 
 /**
  * Another nftables user of the node commits all the time (as a CNI plugin does while pods
@@ -73,13 +69,8 @@ class BusyNeighbourKernelTest {
                 }, "neighbour");
                 neighbour.start();
                 try {
-                    ObjectStore store = new ObjectStore("node-a");
-                    try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
-                         ProxyServer server = new ProxyServer(OperationsKernelTest.config(), store, nft, topo.node.ns(),
-                                 new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0),
-                                 new SyncListener() { })) {
-                        src.start(true);
-                        server.start();
+                    try (Daemon d = Daemon.start(topo, dir, OperationsKernelTest.config(), Daemon.anyPort(), Daemon.anyPort())) {
+                        ProxyServer server = d.server();
                         Topology.eventually(SYNCED, () -> topo.tcp(topo.node, null, "10.96.1.1", 80).result()
                                 == Topology.Outcome.Result.ANSWERED, "the service answers after the first sync");
                         Topology.eventually(SYNCED, () -> metric(server, "nftproxy_drift_checks_total") >= 1,

@@ -3,7 +3,6 @@ package io.nftproxy.proxy.kernel;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -11,11 +10,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.proxy.server.ProxyServer;
-import io.nftproxy.proxy.source.ManifestSource;
-import io.nftproxy.proxy.source.ObjectStore;
-import io.nftproxy.proxy.sync.SyncListener;
 
 /**
  * What a hostile operator does to our table, and the daemon puts right: the table deleted, the
@@ -34,12 +29,8 @@ class DriftRepairKernelTest {
                     .service("web", "10.96.0.10", "[{name: http, port: 80, targetPort: 8080}]")
                     .slice("web", "a", "IPv4", "[{name: http, port: 8080, protocol: TCP}]", "10.244.1.2@node-a")
                     .write(dir, "services.yaml");
-            ObjectStore store = new ObjectStore("node-a");
-            try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
-                 ProxyServer server = new ProxyServer(OperationsKernelTest.config(), store, nft, topo.node.ns(),
-                         new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0), new SyncListener() { })) {
-                src.start(true);
-                server.start();
+            try (Daemon d = Daemon.start(topo, dir, OperationsKernelTest.config(), Daemon.anyPort(), Daemon.anyPort())) {
+                ProxyServer server = d.server();
                 Topology.eventually(REPAIR, () -> answered(topo), "the service answers after the first sync");
                 String ours = topo.node.exec("nft", "list", "table", "ip", "nftproxy");
 

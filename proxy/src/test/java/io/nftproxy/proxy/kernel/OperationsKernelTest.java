@@ -153,11 +153,7 @@ class OperationsKernelTest {
             String dns = "[{name: dns, port: 5353, protocol: UDP}]";
             new Manifests().service("dns", "10.96.0.10", "[{name: dns, port: 53, protocol: UDP}]")
                     .slice("dns", "a", "IPv4", dns, "10.244.1.2@node-b", "10.244.1.3@node-b").write(dir, "dns.yaml");
-            ObjectStore store = new ObjectStore("node-a");
-            try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
-                 ProxyServer server = new ProxyServer(config(), store, nft, topo.node.ns(), null, null, new SyncListener() { })) {
-                src.start(true);
-                server.start();
+            try (Daemon d = Daemon.start(topo, dir, config(), null, null)) {
                 Topology.eventually(Duration.ofSeconds(20), () -> topo.udp(client, "10.244.2.100", 40000, "10.96.0.10", 53)
                         .result() == Topology.Outcome.Result.ANSWERED, "the service answers");
                 // Ten flows (one per client port), each pinned by conntrack to the endpoint it first reached.
@@ -204,11 +200,7 @@ class OperationsKernelTest {
             Netns client = topo.pod("10.244.2.100");
             String dns = "[{name: dns, port: 5353, protocol: UDP}]";
             new Manifests().service("dns", "10.96.0.10", "[{name: dns, port: 53, protocol: UDP}]").write(dir, "dns.yaml");
-            ObjectStore store = new ObjectStore("node-a");
-            try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
-                 ProxyServer server = new ProxyServer(config(), store, nft, topo.node.ns(), null, null, new SyncListener() { })) {
-                src.start(true);
-                server.start();
+            try (Daemon d = Daemon.start(topo, dir, config(), null, null)) {
                 Topology.eventually(Duration.ofSeconds(20), () -> topo.udp(client, "10.244.2.100", 40001, "10.96.0.10", 53)
                         .result() == Topology.Outcome.Result.REFUSED, "no endpoints yet: rejected");
                 // The client retries on the same flow; conntrack remembers it un-NATed.

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,7 +23,6 @@ import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.proxy.server.ProxyServer;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
-import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.trace.TraceExplainer;
 import io.nftproxy.proxy.trace.TraceFilter;
 import io.nftproxy.proxy.trace.Tracer;
@@ -149,12 +147,8 @@ class TraceCommandKernelTest {
     void aTraceBesideTheRunningProxyIsNotDrift(@TempDir Path dir) throws Exception {
         try (Topology topo = new Topology()) {
             Netns client = webOnly(topo, dir);
-            ObjectStore store = new ObjectStore("node-a");
-            try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
-                 ProxyServer server = new ProxyServer(OperationsKernelTest.config(), store, nft, topo.node.ns(),
-                         new InetSocketAddress("127.0.0.1", 0), null, new SyncListener() { })) {
-                src.start(true);
-                server.start();
+            try (Daemon d = Daemon.start(topo, dir, OperationsKernelTest.config(), Daemon.anyPort(), null)) {
+                ProxyServer server = d.server();
                 Sandbox.eventually(Duration.ofSeconds(20), () -> "10.244.1.3:8080".equals(
                         topo.tcp(client, "10.244.2.100", "10.96.0.10", 80).answeredBy()), "web answers");
                 // No manifests, no API server: the service is named from our elements' comments in the kernel.
