@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.IntPredicate;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -157,19 +158,8 @@ final class Delta {
                 addedLists.computeIfAbsent(set, k -> new ArrayList<>()).add(list);
                 ElementTable held = state.elements.get(set);
                 ElementTable batch = seen.computeIfAbsent(set, k -> new ElementTable(list.size()));
-                PackedElements.Builder some = null;
-                for (int i = 0; i < list.size(); i++) {
-                    boolean added = (held == null || held.find(list.bytes(), list.offset(i)) < 0) && batch.addOrCount(list, i);
-                    if (!added && some == null) {
-                        some = PackedElements.builder(); // one there already: copy the new ones before it, then go on
-                        for (int j = 0; j < i; j++) {
-                            some.addPacked(list.bytes(), list.offset(j), list.length(j));
-                        }
-                    } else if (added && some != null) {
-                        some.addPacked(list.bytes(), list.offset(i), list.length(i));
-                    }
-                }
-                adds.computeIfAbsent(set, k -> new ArrayList<>()).add(some == null ? list : some.build());
+                adds.computeIfAbsent(set, k -> new ArrayList<>()).add(newOnes(list,
+                        i -> (held == null || held.find(list.bytes(), list.offset(i)) < 0) && batch.addOrCount(list, i)));
             }
         }
         adds.forEach((set, lists) -> {
@@ -206,19 +196,7 @@ final class Delta {
                 String set = els.getKey();
                 PackedElements list = PackedElements.copyOf(els.getValue());
                 ElementTable table = allElements.computeIfAbsent(set, k -> new ElementTable(expected.get(k)));
-                PackedElements.Builder some = null;
-                for (int i = 0; i < list.size(); i++) {
-                    boolean added = table.addOrCount(list, i);
-                    if (!added && some == null) {
-                        some = PackedElements.builder(); // a repeated element: copy the new ones before it, then go on
-                        for (int j = 0; j < i; j++) {
-                            some.addPacked(list.bytes(), list.offset(j), list.length(j));
-                        }
-                    } else if (added && some != null) {
-                        some.addPacked(list.bytes(), list.offset(i), list.length(i));
-                    }
-                }
-                adds.computeIfAbsent(set, k -> new ArrayList<>()).add(some == null ? list : some.build());
+                adds.computeIfAbsent(set, k -> new ArrayList<>()).add(newOnes(list, i -> table.addOrCount(list, i)));
             }
         }
         for (Map.Entry<String, List<PackedElements>> a : adds.entrySet()) {
@@ -229,6 +207,26 @@ final class Delta {
             }
             elementsAdded.put(set, added);
         }
+    }
+
+    /**
+     * The elements of {@code list} that {@code isNew} (asked once per element, in order) calls
+     * new: {@code list} itself when all are (nearly always), else a copy of those.
+     */
+    private static PackedElements newOnes(PackedElements list, IntPredicate isNew) {
+        PackedElements.Builder some = null;
+        for (int i = 0; i < list.size(); i++) {
+            boolean added = isNew.test(i);
+            if (!added && some == null) {
+                some = PackedElements.builder(); // one is not: copy the new ones before it, then go on
+                for (int j = 0; j < i; j++) {
+                    some.addPacked(list.bytes(), list.offset(j), list.length(j));
+                }
+            } else if (added && some != null) {
+                some.addPacked(list.bytes(), list.offset(i), list.length(i));
+            }
+        }
+        return some == null ? list : some.build();
     }
 
     /** Elements of the changed contributors only: per set and key, the contributions that go and come. */
