@@ -101,7 +101,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--first-sync-batch", split = ",", paramLabel = "N[,N...]", description = "With --neighbour: the first"
             + " full sync onto a namespace without our tables in transactions of about N objects (0: one transaction);"
             + " several values are timed one after the other in the same run, our tables deleted in between"
-            + " (default: the daemon's, ${DEFAULT-VALUE}).", defaultValue = "4096")
+            + " (default: the daemon's, ${DEFAULT-VALUE}).", defaultValue = "" + Syncer.FIRST_SYNC_BATCH)
     List<Integer> firstSyncBatches;
 
     @Option(names = "--drift", description = "Also time the drift watcher's repair after someone else flushes one of"

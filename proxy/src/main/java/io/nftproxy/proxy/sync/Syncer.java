@@ -94,7 +94,7 @@ public final class Syncer implements Backend {
      * without our tables ({@link FirstSyncBatches}); see docs/benchmarks.md for how long another
      * nftables user waits for one.
      */
-    static final int FIRST_SYNC_BATCH = 4096;
+    public static final int FIRST_SYNC_BATCH = 4096;
     private int firstSyncBatch = FIRST_SYNC_BATCH;
 
     public Syncer(NftKernel client, NftRenderer renderer, String tableName) {
@@ -418,12 +418,7 @@ public final class Syncer implements Backend {
             lastState = null;
             throw e;
         }
-        forgotten.clear();
-        forgottenState = null;
-        lastState = state;
-        stickyTimeouts = plan.stickyTimeouts();
-        return new SyncResult(true, sum, changedChains, count(TableState::chainCount), count(TableState::ruleCount),
-                count(TableState::elementCount), rejected, r.renderNanos() + prepareNanos);
+        return synced(plan, state, sum, changedChains, rejected, r.renderNanos() + prepareNanos);
     }
 
     /**
@@ -458,17 +453,23 @@ public final class Syncer implements Backend {
     /** After the kernel took an attempt's transaction: what it holds now is what we recorded. */
     private SyncResult recordCommitted(Plan plan, Attempt a, CommitStats st, ProxyState state, List<String> rejected) {
         committed.putAll(a.fresh());
-        forgotten.clear();
-        forgottenState = null;
         int changedChains = 0;
         for (Delta d : a.deltas().values()) {
             d.apply();
             changedChains += d.changedChains();
         }
+        return synced(plan, state, st, changedChains, rejected, a.renderNanos());
+    }
+
+    /** Once the kernel holds all of a sync: it is the state we hold, and what it did. */
+    private SyncResult synced(Plan plan, ProxyState state, CommitStats st, int changedChains, List<String> rejected,
+                              long renderNanos) {
+        forgotten.clear();
+        forgottenState = null;
         lastState = state;
         stickyTimeouts = plan.stickyTimeouts();
         return new SyncResult(plan.full(), st, changedChains, count(TableState::chainCount), count(TableState::ruleCount),
-                count(TableState::elementCount), rejected, a.renderNanos());
+                count(TableState::elementCount), rejected, renderNanos);
     }
 
     /**
