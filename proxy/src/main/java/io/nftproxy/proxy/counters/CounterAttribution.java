@@ -1,6 +1,12 @@
 package io.nftproxy.proxy.counters;
 
 import static io.nftproxy.proxy.render.NftRenderer.CHAIN_ENDPOINTS;
+import static io.nftproxy.proxy.render.NftRenderer.LOCAL_ENDPOINTS;
+import static io.nftproxy.proxy.render.NftRenderer.LOCAL_IPS;
+import static io.nftproxy.proxy.render.NftRenderer.LOCAL_NODEPORTS;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_LOCAL_ENDPOINTS;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT;
+import static io.nftproxy.proxy.render.NftRenderer.NO_LOCAL_ENDPOINT;
 import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_CHAINS;
 import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_ENDPOINTS;
 import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_DROP;
@@ -78,30 +84,30 @@ public final class CounterAttribution {
         int frontLen = family.addressBytes() + 8;
         Bytes key = e.key();
         switch (set) {
-            case SERVICE_IPS, SERVICE_CHAINS -> {
+            case SERVICE_IPS, SERVICE_CHAINS, LOCAL_IPS -> {
                 return series(Kind.CONNECTIONS, frontends.get(key), null);
             }
-            case SERVICE_NODEPORTS, NODEPORT_CHAINS -> {
+            case SERVICE_NODEPORTS, NODEPORT_CHAINS, LOCAL_NODEPORTS -> {
                 return series(Kind.CONNECTIONS, nodePorts.get(key), null);
             }
             case NO_ENDPOINT_REJECT -> {
                 return series(Kind.REJECTED, frontends.get(key), null);
             }
-            case NO_ENDPOINT_DROP -> {
+            case NO_ENDPOINT_DROP, NO_LOCAL_ENDPOINT -> {
                 return series(Kind.DROPPED, frontends.get(key), null);
             }
             case NODEPORT_NO_ENDPOINT_REJECT -> {
                 return series(Kind.REJECTED, nodePorts.get(key), null);
             }
-            case NODEPORT_NO_ENDPOINT_DROP -> {
+            case NODEPORT_NO_ENDPOINT_DROP, NODEPORT_NO_LOCAL_ENDPOINT -> {
                 return series(Kind.DROPPED, nodePorts.get(key), null);
             }
-            case SERVICE_ENDPOINTS -> {
+            case SERVICE_ENDPOINTS, LOCAL_ENDPOINTS -> {
                 // "frontend . index" to "endpoint . port"
                 return key.length() == frontLen + 4 ? series(Kind.ENDPOINT_CONNECTIONS,
                         frontends.get(key.slice(0, frontLen)), endpoint(e.data())) : null;
             }
-            case NODEPORT_ENDPOINTS -> {
+            case NODEPORT_ENDPOINTS, NODEPORT_LOCAL_ENDPOINTS -> {
                 return key.length() == 12 ? series(Kind.ENDPOINT_CONNECTIONS, nodePorts.get(key.slice(0, 8)),
                         endpoint(e.data())) : null;
             }

@@ -48,8 +48,10 @@ final class GlobalChains extends RenderPart {
     static Fragment picks(FragmentBuilder b, SortedSet<Long> stickyTimeouts) {
         for (PickTree.Kind kind : PickTree.Kind.values()) {
             new PickTree(b, kind, stickyTimeouts).declare();
-            for (long timeout : stickyTimeouts) {
-                new StickyPick(b, kind, timeout).declare();
+            if (!kind.local) {
+                for (long timeout : stickyTimeouts) {
+                    new StickyPick(b, kind, timeout).declare();
+                }
             }
         }
         return b.fragment();
@@ -73,6 +75,20 @@ final class GlobalChains extends RenderPart {
                 endpoint, 0, 0, "service IP port . index to endpoint address . port"));
         b.set(new NftSet(nf, t, NODEPORT_ENDPOINTS, List.of(DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
                 endpoint, 0, 0, "NodePort . index to endpoint address . port"));
+        // externalTrafficPolicy Local, as data: the external frontends, their local endpoints by
+        // index (their cluster endpoints are in the maps above) and the ones with none here.
+        b.set(NftSet.set(nf, t, LOCAL_IPS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("external and load-balancer IP ports of externalTrafficPolicy Local"));
+        b.set(NftSet.set(nf, t, LOCAL_NODEPORTS, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("NodePorts of externalTrafficPolicy Local"));
+        b.set(new NftSet(nf, t, LOCAL_ENDPOINTS, List.of(a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
+                endpoint, 0, 0, "policy Local IP port . index to this node's endpoint address . port"));
+        b.set(new NftSet(nf, t, NODEPORT_LOCAL_ENDPOINTS, List.of(DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
+                endpoint, 0, 0, "policy Local NodePort . index to this node's endpoint address . port"));
+        b.set(NftSet.set(nf, t, NO_LOCAL_ENDPOINT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("policy Local IP ports without an endpoint here: external traffic dropped"));
+        b.set(NftSet.set(nf, t, NODEPORT_NO_LOCAL_ENDPOINT, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("policy Local NodePorts without an endpoint here: external traffic dropped"));
         b.set(NftSet.set(nf, t, NO_ENDPOINT_REJECT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("service IP ports without any endpoint: rejected"));
         b.set(NftSet.set(nf, t, NO_ENDPOINT_DROP, a, DataType.INET_PROTO, DataType.INET_SERVICE)
@@ -140,6 +156,7 @@ final class GlobalChains extends RenderPart {
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(EXTERNAL_MASQ),
                 verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(SERVICE_IPS), verdict(Verdict.goTo(PickTree.Kind.IP.root())))));
+        services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(LOCAL_IPS), verdict(Verdict.goTo(IP_EXTERNAL_LOCAL)))));
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_CHAINS))));
         List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(NfTablesUapi.NFT_REG_1),
                 RuleParts.lookup(NODEPORT_ADDRS));
@@ -149,8 +166,12 @@ final class GlobalChains extends RenderPart {
                 RuleParts.lookup(NODEPORT_MASQ), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
         services.add(b.rule(SERVICES, concat(nodePorts,
                 RuleParts.lookup(SERVICE_NODEPORTS), verdict(Verdict.goTo(PickTree.Kind.NODEPORT.root())))));
+        services.add(b.rule(SERVICES, concat(nodePorts,
+                RuleParts.lookup(LOCAL_NODEPORTS), verdict(Verdict.goTo(NODEPORT_EXTERNAL_LOCAL)))));
         services.add(b.rule(SERVICES, concat(nodePorts, RuleParts.vmap(NODEPORT_CHAINS))));
         b.chain(Chain.regular(nf, t, SERVICES), services);
+        externalLocal(IP_EXTERNAL_LOCAL, PickTree.Kind.IP, p.daddrProtoPort(), NO_LOCAL_ENDPOINT);
+        externalLocal(NODEPORT_EXTERNAL_LOCAL, PickTree.Kind.NODEPORT, p.protoPort(), NODEPORT_NO_LOCAL_ENDPOINT);
 
         // One shared chain per kind and endpoint count k picks uniformly among a port's k
         // endpoints, and one per affinity timeout and k remembers what it picked: a service is
@@ -193,6 +214,25 @@ final class GlobalChains extends RenderPart {
                 jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, NODEPORT_ENDPOINTS_CHECK, FIREWALL_CHECK));
         // After the output DNAT (-100): what is still addressed to a ClusterIP found no service port.
         base("filter-output-post-dnat", "filter", Hook.OUTPUT, -90, jumpIfNew(true, CLUSTER_IPS_CHECK));
+    }
+
+    /**
+     * External traffic to a frontend of policy Local: this node's pods and the node itself reach
+     * every endpoint (the node masqueraded, as if it had left and come back through a load
+     * balancer), through the cluster tree on the frontend's cluster count; the rest is dropped
+     * when the node has no endpoint of the port, else picks among the node's endpoints through the
+     * local tree. The same for every such port: a port is only its elements, as a plain one.
+     */
+    private void externalLocal(String chain, PickTree.Kind kind, List<Expr> key, String none) {
+        List<Rule> rules = new ArrayList<>();
+        if (b.localTraffic(false) != null) {
+            rules.add(b.rule(chain, concat(b.localTraffic(false), verdict(Verdict.goTo(kind.root())))));
+        }
+        rules.add(b.rule(chain, concat(RuleParts.saddrLocal(), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
+        rules.add(b.rule(chain, concat(RuleParts.saddrLocal(), verdict(Verdict.goTo(kind.root())))));
+        rules.add(b.rule(chain, concat(concat(key, RuleParts.lookup(none)), verdict(Verdict.DROP))));
+        rules.add(b.rule(chain, List.of(verdict(Verdict.goTo(kind.local().root())))));
+        b.chain(Chain.regular(nf, t, chain), rules);
     }
 
     List<List<Expr>> jumpIfNew(boolean onlyNew, String... targets) {

@@ -71,6 +71,18 @@ public final class Names {
         return EXTERNAL + service(s);
     }
 
+    /** Whether a chain sorts external traffic of policy Local: a port's own, or the shared ones. */
+    public static boolean isExternalLocal(String chain) {
+        return chain.startsWith(EXTERNAL) || chain.equals(NftRenderer.IP_EXTERNAL_LOCAL)
+                || chain.equals(NftRenderer.NODEPORT_EXTERNAL_LOCAL);
+    }
+
+    /** Whether a chain picks among this node's endpoints only: a port's own, or the shared local trees'. */
+    public static boolean picksLocal(String chain) {
+        return chain.startsWith(LOCAL) || chain.startsWith(PickTree.Kind.IP_LOCAL.prefix + "-pick-")
+                || chain.startsWith(PickTree.Kind.NODEPORT_LOCAL.prefix + "-pick-");
+    }
+
     /** loadBalancerSourceRanges of a service. */
     public static String firewallChain(ServicePort s) {
         return FIREWALL + service(s);

@@ -34,8 +34,9 @@ import io.nftproxy.proxy.plan.ServicePlan;
  * <p>The layout keeps the kernel's commit work per service constant (see docs/ruleset.md): all
  * services share a handful of global maps, each bound by one rule. A plain service port is only
  * elements of data maps (its endpoint count, its endpoints), which the kernel commits without
- * validating any chain; ports that need more (affinity, external Local policy, more endpoints than
- * the shared chains pick among) get chains of their own. Masquerade decisions that kube-proxy
+ * validating any chain, with or without affinity or the external Local policy; ports that need
+ * more (more endpoints than the shared chains pick among, affinity with the external Local
+ * policy) get chains of their own. Masquerade decisions that kube-proxy
  * makes per service are global set lookups here.
  */
 public final class NftRenderer {
@@ -50,6 +51,19 @@ public final class NftRenderer {
     public static final String NODEPORT_CHAINS = "nodeport-chains";
     public static final String SERVICE_ENDPOINTS = "service-endpoints";
     public static final String NODEPORT_ENDPOINTS = "nodeport-endpoints";
+    /** External and load-balancer IP ports of externalTrafficPolicy Local ports that are only data. */
+    public static final String LOCAL_IPS = "local-ips";
+    /** NodePorts of externalTrafficPolicy Local ports that are only data. */
+    public static final String LOCAL_NODEPORTS = "local-nodeports";
+    /** Their "frontend . index" to this node's endpoints. */
+    public static final String LOCAL_ENDPOINTS = "local-endpoints";
+    public static final String NODEPORT_LOCAL_ENDPOINTS = "nodeport-local-endpoints";
+    /** Their frontends without an endpoint on this node: external traffic is dropped. */
+    public static final String NO_LOCAL_ENDPOINT = "no-local-endpoint";
+    public static final String NODEPORT_NO_LOCAL_ENDPOINT = "nodeport-no-local-endpoint";
+    /** The shared chains that external traffic to those frontends goes through. */
+    public static final String IP_EXTERNAL_LOCAL = "ip-external-local";
+    public static final String NODEPORT_EXTERNAL_LOCAL = "nodeport-external-local";
     public static final String NO_ENDPOINT_REJECT = "no-endpoint-reject";
     public static final String NO_ENDPOINT_DROP = "no-endpoint-drop";
     public static final String NODEPORT_NO_ENDPOINT_REJECT = "nodeport-no-endpoint-reject";
@@ -70,9 +84,9 @@ public final class NftRenderer {
     public static final String CHAIN_ENDPOINTS = "chain-endpoints";
     /** The sets whose elements carry a connection counter with --service-counters. */
     public static final List<String> COUNTED_SETS = List.of(SERVICE_IPS, SERVICE_NODEPORTS, SERVICE_CHAINS,
-            NODEPORT_CHAINS, SERVICE_ENDPOINTS,
-            NODEPORT_ENDPOINTS, CHAIN_ENDPOINTS, NO_ENDPOINT_REJECT, NO_ENDPOINT_DROP, NODEPORT_NO_ENDPOINT_REJECT,
-            NODEPORT_NO_ENDPOINT_DROP);
+            NODEPORT_CHAINS, LOCAL_IPS, LOCAL_NODEPORTS, SERVICE_ENDPOINTS, NODEPORT_ENDPOINTS, LOCAL_ENDPOINTS,
+            NODEPORT_LOCAL_ENDPOINTS, CHAIN_ENDPOINTS, NO_ENDPOINT_REJECT, NO_ENDPOINT_DROP, NODEPORT_NO_ENDPOINT_REJECT,
+            NODEPORT_NO_ENDPOINT_DROP, NO_LOCAL_ENDPOINT, NODEPORT_NO_LOCAL_ENDPOINT);
 
     public static final String SERVICES = "services";
     public static final String MARK_FOR_MASQUERADE = "mark-for-masquerade";

@@ -7,6 +7,7 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SortedSet;
+import java.util.TreeSet;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -40,14 +41,30 @@ final class PickTree extends RenderPart {
     /** Bits of k − 1 for k up to {@link NftRenderer#MAX_SHARED_PICK}. */
     static final int BITS = Integer.numberOfTrailingZeros(MAX_SHARED_PICK);
 
-    /** The two kinds of frontend, each with its own bit sets and tree. */
+    /**
+     * The trees: per kind of frontend (IP ports, NodePorts), one over the endpoints Cluster-policy
+     * traffic picks among and one over this node's endpoints, which external traffic of an
+     * externalTrafficPolicy Local port picks among (its frontend is counted in both).
+     */
     enum Kind {
-        IP("ip"), NODEPORT("nodeport");
+        IP("ip", true, false), NODEPORT("nodeport", false, false),
+        IP_LOCAL("ip-local", true, true), NODEPORT_LOCAL("nodeport-local", false, true);
 
         final String prefix;
+        /** Keyed by "address . protocol . port" (IP ports), else by "protocol . port" (NodePorts). */
+        final boolean ip;
+        /** Over this node's endpoints (external traffic of policy Local). */
+        final boolean local;
 
-        Kind(String prefix) {
+        Kind(String prefix, boolean ip, boolean local) {
             this.prefix = prefix;
+            this.ip = ip;
+            this.local = local;
+        }
+
+        /** The tree of the same kind of frontend over this node's endpoints. */
+        Kind local() {
+            return ip ? IP_LOCAL : NODEPORT_LOCAL;
         }
 
         /** The set of ports whose endpoint count minus one has {@code bit} set. */
@@ -71,7 +88,17 @@ final class PickTree extends RenderPart {
 
         /** The map from "frontend . index" to endpoint the leaves of this kind look up. */
         String endpoints() {
-            return this == IP ? NftRenderer.SERVICE_ENDPOINTS : NftRenderer.NODEPORT_ENDPOINTS;
+            return switch (this) {
+                case IP -> NftRenderer.SERVICE_ENDPOINTS;
+                case NODEPORT -> NftRenderer.NODEPORT_ENDPOINTS;
+                case IP_LOCAL -> NftRenderer.LOCAL_ENDPOINTS;
+                case NODEPORT_LOCAL -> NftRenderer.NODEPORT_LOCAL_ENDPOINTS;
+            };
+        }
+
+        /** What its bit sets count, for their comments. */
+        private String counted() {
+            return (ip ? "IP ports" : "NodePorts") + (local ? " of policy Local whose local" : " whose");
         }
     }
 
@@ -82,20 +109,23 @@ final class PickTree extends RenderPart {
     }
 
     private final Kind kind;
-    /** The affinity timeouts (seconds) with shared chains: a sticky port's leaf sends it to them. */
+    /**
+     * The affinity timeouts (seconds) with shared chains: a sticky port's leaf sends it to them
+     * (the local trees have none: a sticky port of policy Local has chains of its own).
+     */
     private final SortedSet<Long> stickyTimeouts;
 
     PickTree(FragmentBuilder b, Kind kind, SortedSet<Long> stickyTimeouts) {
         super(b);
         this.kind = kind;
-        this.stickyTimeouts = stickyTimeouts;
+        this.stickyTimeouts = kind.local ? new TreeSet<>() : stickyTimeouts;
     }
 
     /** The bit sets, the tree's chains, and the leaves: {@code KIND-pick-k} for k = 1..MAX_SHARED_PICK. */
     void declare() {
         for (int bit = 0; bit < BITS; bit++) {
             b.set(kindSet(kind.bitSet(bit)).withComment(
-                    (kind == Kind.IP ? "IP ports" : "NodePorts") + " whose endpoint count minus one has bit " + bit + " set"));
+                    kind.counted() + " endpoint count minus one has bit " + bit + " set"));
         }
         chains(1, MAX_SHARED_PICK);
         // A leaf picks one of k endpoints: "destination . numgen random mod k" in the endpoint map.
@@ -113,7 +143,7 @@ final class PickTree extends RenderPart {
     }
 
     private NftSet kindSet(String name) {
-        return kind == Kind.IP ? NftSet.set(nf, t, name, b.addr(), DataType.INET_PROTO, DataType.INET_SERVICE)
+        return kind.ip ? NftSet.set(nf, t, name, b.addr(), DataType.INET_PROTO, DataType.INET_SERVICE)
                 : NftSet.set(nf, t, name, DataType.INET_PROTO, DataType.INET_SERVICE);
     }
 
@@ -134,7 +164,7 @@ final class PickTree extends RenderPart {
     }
 
     private List<Expr> key() {
-        return kind == Kind.IP ? p.daddrProtoPort() : p.protoPort();
+        return kind.ip ? p.daddrProtoPort() : p.protoPort();
     }
 
     /** A port with {@code k} endpoints (1..MAX_SHARED_PICK): its key in the bit sets of k − 1. */

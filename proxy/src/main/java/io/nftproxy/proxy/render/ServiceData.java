@@ -14,7 +14,8 @@ import io.nftproxy.proxy.plan.Target;
 
 /**
  * A service port that needs no chain of its own (the common case): only elements of the shared
- * sets and maps. Its frontends are members of the plain ports' set, and of the bit sets that
+ * sets and maps. Its frontends are members of the plain ports' set (or, external ones of policy
+ * Local, of the Local set), and of the bit sets that
  * lead the shared tree to the pick-k chain of its endpoint count ({@link PickTree}); that chain
  * draws an index in [0, k) and looks "destination . index" up to find the endpoint. Changing it
  * never changes a rule or a verdict, so the kernel validates nothing when it commits. Services
@@ -48,25 +49,48 @@ final class ServiceData extends RenderPart {
                 b.noEndpoints(plan.internal(), k, null);
             }
         }
-        // External traffic with the Cluster policy (Local goes the way of chains).
+        // External traffic: the Cluster policy picks among every endpoint; Local goes through
+        // the shared chain that short-circuits pods and the node to them and picks among this
+        // node's endpoints for the rest (see GlobalChains#externalLocal).
         List<Endpoint> cluster = plan.clusterEndpoints();
         for (InetAddress ip : plan.externalFrontends()) {
             Bytes k = b.key(ip, proto, port);
-            if (plan.external() == Target.CLUSTER) {
-                frontend(PickTree.Kind.IP, k, cluster, sticky);
-                b.element(EXTERNAL_MASQ, SetElement.of(k));
-            } else {
-                b.noEndpoints(plan.external(), k, null);
+            switch (plan.external()) {
+                case CLUSTER -> {
+                    frontend(PickTree.Kind.IP, k, cluster, sticky);
+                    b.element(EXTERNAL_MASQ, SetElement.of(k));
+                }
+                case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.IP, k, plan);
+                default -> b.noEndpoints(plan.external(), k, null);
             }
         }
         if (plan.svc().nodePort() != 0) {
             Bytes k = b.key(proto, plan.svc().nodePort());
-            if (plan.external() == Target.CLUSTER) {
-                frontend(PickTree.Kind.NODEPORT, k, cluster, sticky);
-                b.element(NODEPORT_MASQ, SetElement.of(k));
-            } else {
-                b.noEndpoints(plan.external(), null, k);
+            switch (plan.external()) {
+                case CLUSTER -> {
+                    frontend(PickTree.Kind.NODEPORT, k, cluster, sticky);
+                    b.element(NODEPORT_MASQ, SetElement.of(k));
+                }
+                case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.NODEPORT, k, plan);
+                default -> b.noEndpoints(plan.external(), null, k);
             }
+        }
+    }
+
+    /**
+     * An external frontend of policy Local: a member of its kind's Local set, counted and indexed
+     * in both trees (the cluster endpoints for pods and the node, this node's for the rest), or
+     * in the set that drops external traffic when this node has none.
+     */
+    private void externalLocal(PickTree.Kind kind, Bytes key, ServicePlan plan) {
+        b.element(kind.ip ? LOCAL_IPS : LOCAL_NODEPORTS, SetElement.of(key));
+        PickTree.count(b, kind, key, plan.clusterEndpoints().size());
+        endpoints(kind.endpoints(), key, plan.clusterEndpoints());
+        if (plan.localEndpoints().isEmpty()) {
+            b.element(kind.ip ? NO_LOCAL_ENDPOINT : NODEPORT_NO_LOCAL_ENDPOINT, SetElement.of(key));
+        } else {
+            PickTree.count(b, kind.local(), key, plan.localEndpoints().size());
+            endpoints(kind.local().endpoints(), key, plan.localEndpoints());
         }
     }
 
@@ -76,7 +100,7 @@ final class ServiceData extends RenderPart {
      * sticky set of its timeout, which the tree's leaf sends on to {@link StickyPick}'s chains.
      */
     private void frontend(PickTree.Kind kind, Bytes key, List<Endpoint> eps, long stickySeconds) {
-        b.element(kind == PickTree.Kind.IP ? SERVICE_IPS : SERVICE_NODEPORTS, SetElement.of(key));
+        b.element(kind.ip ? SERVICE_IPS : SERVICE_NODEPORTS, SetElement.of(key));
         PickTree.count(b, kind, key, eps.size());
         endpoints(kind.endpoints(), key, eps);
         if (stickySeconds != 0) {

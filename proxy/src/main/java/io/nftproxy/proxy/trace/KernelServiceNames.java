@@ -1,6 +1,8 @@
 package io.nftproxy.proxy.trace;
 
 import static io.nftproxy.proxy.render.NftRenderer.CLUSTER_IP_PORTS;
+import static io.nftproxy.proxy.render.NftRenderer.LOCAL_IPS;
+import static io.nftproxy.proxy.render.NftRenderer.LOCAL_NODEPORTS;
 import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_DROP;
 import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_REJECT;
 import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_DROP;
@@ -34,10 +36,10 @@ import io.nftproxy.proxy.render.MapKeys;
  * frontend is not in what was read (a service added meanwhile).
  */
 public final class KernelServiceNames {
-    private static final List<String> FRONTEND_SETS = List.of(SERVICE_IPS, SERVICE_CHAINS, NO_ENDPOINT_REJECT,
+    private static final List<String> FRONTEND_SETS = List.of(SERVICE_IPS, SERVICE_CHAINS, LOCAL_IPS, NO_ENDPOINT_REJECT,
             NO_ENDPOINT_DROP);
-    private static final List<String> NODEPORT_SETS = List.of(SERVICE_NODEPORTS, NODEPORT_CHAINS, NODEPORT_NO_ENDPOINT_REJECT,
-            NODEPORT_NO_ENDPOINT_DROP);
+    private static final List<String> NODEPORT_SETS = List.of(SERVICE_NODEPORTS, NODEPORT_CHAINS, LOCAL_NODEPORTS,
+            NODEPORT_NO_ENDPOINT_REJECT, NODEPORT_NO_ENDPOINT_DROP);
     private static final long REREAD_NANOS = 1_000_000_000L;
 
     private final NftKernel kernel;

@@ -111,9 +111,9 @@ public final class TraceExplainer {
             if (v != null && v.chain() != null && v.chain().equals(MARK_FOR_MASQUERADE)) {
                 masquerade = true;
             }
-            if (e.chain().startsWith(Names.EXTERNAL)) {
+            if (Names.isExternalLocal(e.chain())) {
                 external = e.chain();
-                if (v != null && v.chain() != null && v.chain().startsWith(Names.LOCAL)) {
+                if (v != null && v.chain() != null && Names.picksLocal(v.chain())) {
                     local = true;
                 }
             }
@@ -172,7 +172,7 @@ public final class TraceExplainer {
             return rule.contains("reject") ? "rejected: a ClusterIP, but no service port on this port"
                     : "dropped: an address of the service network no service has";
         }
-        if (chain.startsWith(Names.EXTERNAL)) {
+        if (Names.isExternalLocal(chain)) {
             return "dropped: externalTrafficPolicy Local and no endpoint on this node";
         }
         if (chain.startsWith(Names.FIREWALL)) {

@@ -121,12 +121,12 @@ class NftRendererTest {
     @Test
     void theTreeLeadsEveryEndpointCountToItsPickChain() {
         Fragment g = new NftRenderer(CFG).globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
-        for (String kind : List.of("ip", "nodeport")) {
+        for (String kind : List.of("ip", "nodeport", "ip-local", "nodeport-local")) {
             for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
                 // Walk the tree as the kernel would for a port in the bit sets of k - 1.
                 String chain = kind + "-pick-1-" + NftRenderer.MAX_SHARED_PICK;
                 int hops = 0;
-                while (!chain.matches("[a-z]+-pick-\\d+")) {
+                while (!chain.matches("[a-z-]+-pick-\\d+")) {
                     List<String> rules = g.chains().get(chain).rules().stream()
                             .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
                     assertEquals(2, rules.size(), chain);
@@ -158,11 +158,54 @@ class NftRendererTest {
     }
 
     @Test
-    void externalPolicyLocalAddsAnExternalChainWithShortCircuits() {
+    void externalPolicyLocalIsOnlyElementsCountedInBothTrees() {
         NftRenderer r = new NftRenderer(CFG);
         List<Endpoint> eps = new ArrayList<>(eps(1, "node-a"));
         eps.add(Endpoint.ready(Inet.parse("10.244.9.9"), 8080, "node-b"));
         Fragment f = r.service(IpFamily.V4, svc("np", "10.96.0.11", 30001, true, 0), eps, NODE);
+        assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
+        Bytes np = MapKeys.nodePort(6, 30001);
+        assertEquals(List.of(np), f.elements().get(NftRenderer.LOCAL_NODEPORTS).stream().map(SetElement::key).toList());
+        assertEquals(List.of(np), f.elements().get("nodeport-count-bit-0").stream().map(SetElement::key).toList(),
+                "two cluster endpoints: 2 - 1 in the cluster tree's bits");
+        assertFalse(f.elements().containsKey("nodeport-local-count-bit-0"), "one local endpoint: 1 - 1, no bit");
+        assertEquals(2, f.elements().get(NftRenderer.NODEPORT_ENDPOINTS).size(), "pods and the node pick among all");
+        assertEquals(List.of(Data.value(MapKeys.endpoint(Inet.parse("10.244.1.2"), 8080))),
+                f.elements().get(NftRenderer.NODEPORT_LOCAL_ENDPOINTS).stream().map(SetElement::data).toList(),
+                "the rest among this node's");
+        assertTrue(f.elements().get(NftRenderer.NODEPORT_MASQ) == null, "no masquerade for Local external traffic");
+        assertFalse(f.elements().containsKey(NftRenderer.SERVICE_NODEPORTS), "not a plain port: the Local chain sorts it");
+        assertFalse(f.elements().containsKey(NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT));
+
+        Fragment none = r.service(IpFamily.V4, svc("np", "10.96.0.11", 30001, true, 0), eps(2, "node-b"), NODE);
+        assertEquals(List.of(np), none.elements().get(NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT).stream().map(SetElement::key)
+                .toList(), "none here: external traffic dropped");
+        assertFalse(none.elements().containsKey(NftRenderer.NODEPORT_LOCAL_ENDPOINTS));
+    }
+
+    @Test
+    void theSharedLocalChainShortCircuitsPodsAndTheNode() {
+        Fragment g = new NftRenderer(CFG).globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
+        assertEquals(List.of("ip saddr @cluster-cidrs goto nodeport-pick-1-128",
+                        "fib saddr type local jump mark-for-masquerade", "fib saddr type local goto nodeport-pick-1-128",
+                        "meta l4proto . th dport @nodeport-no-local-endpoint drop", "goto nodeport-local-pick-1-128"),
+                g.chains().get(NftRenderer.NODEPORT_EXTERNAL_LOCAL).rules().stream()
+                        .map(x -> NftPrinter.ruleBody(x, n -> null)).toList());
+        assertEquals("ip daddr . meta l4proto . th dport @no-local-endpoint drop",
+                NftPrinter.ruleBody(g.chains().get(NftRenderer.IP_EXTERNAL_LOCAL).rules().get(3), n -> null));
+        for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
+            assertEquals(List.of("dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k
+                            + " map @local-endpoints"),
+                    g.chains().get("ip-local-pick-" + k).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+        }
+    }
+
+    @Test
+    void externalPolicyLocalWithAffinityKeepsAnExternalChainWithShortCircuits() {
+        NftRenderer r = new NftRenderer(CFG);
+        List<Endpoint> eps = new ArrayList<>(eps(1, "node-a"));
+        eps.add(Endpoint.ready(Inet.parse("10.244.9.9"), 8080, "node-b"));
+        Fragment f = r.service(IpFamily.V4, svc("np", "10.96.0.11", 30001, true, 600), eps, NODE);
         assertEquals(List.of("svc-default/np/tcp/80", "svl-default/np/tcp/80", "ext-default/np/tcp/80"),
                 List.copyOf(f.chains().keySet()));
         List<String> ext = f.chains().get("ext-default/np/tcp/80").rules().stream()
@@ -173,6 +216,7 @@ class NftRendererTest {
         assertTrue(f.elements().get(NftRenderer.NODEPORT_MASQ) == null, "no masquerade for Local external traffic");
         assertEquals(Verdict.goTo("ext-default/np/tcp/80"), f.elements().get(NftRenderer.NODEPORT_CHAINS).get(0).data());
         assertFalse(f.elements().containsKey(NftRenderer.SERVICE_NODEPORTS), "not a plain port");
+        assertFalse(f.elements().containsKey(NftRenderer.LOCAL_NODEPORTS));
     }
 
     @Test

@@ -128,8 +128,8 @@ class BadServicesTest {
         ServicePortName refused = new ServicePortName("ns", "refused", "http", Protocol.TCP);
         ServicePortName fine = new ServicePortName("ns", "fine", "http", Protocol.TCP);
         TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
-        // External traffic policy Local: rules of its own, which the kernel refuses.
-        services.put(refused, svc(refused, "10.96.0.2", 30002, 0).toBuilder().externalPolicyLocal(true).build());
+        // External traffic policy Local with affinity: rules of its own, which the kernel refuses.
+        services.put(refused, svc(refused, "10.96.0.2", 30002, 600).toBuilder().externalPolicyLocal(true).build());
         services.put(fine, svc(fine, "10.96.0.3", 0, 0));
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
         eps.put(refused, List.of(Endpoint.ready(PartialSyncPropertyTest.ip("10.244.0.2"), 8080, "node-a")));

@@ -181,28 +181,28 @@ class SyncSpecificationTest {
                 """, sync(WEB));
     }
 
+    /**
+     * Policy Local is data too: the NodePort moves from the plain ports' set to the Local one,
+     * and with no endpoint here into the set that drops external traffic; the ClusterIP does not
+     * change. An endpoint arriving on this node moves elements again, never a rule.
+     */
     @Test
     void externalTrafficPolicyFlippedToLocal() throws Exception {
         services.put(WEB, web(true));
         assertEquals("""
-                delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
                 delete element ip nftproxy service-nodeports { 0x0600000075800000 }
-                delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
-                delete element ip nftproxy nodeport-endpoints { 0x060000007580000000000000, 0x060000007580000001000000 }
                 delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
-                add chain ip nftproxy svc-shop/web/tcp/80
-                add chain ip nftproxy ext-shop/web/tcp/80
-                add rule ip nftproxy svc-shop/web/tcp/80 numgen random mod 2 0 meta l4proto tcp dnat to 10.244.1.2:8080
-                add rule ip nftproxy svc-shop/web/tcp/80 meta l4proto tcp dnat to 10.244.1.3:8080
-                add rule ip nftproxy ext-shop/web/tcp/80 ip saddr @cluster-cidrs goto svc-shop/web/tcp/80
-                add rule ip nftproxy ext-shop/web/tcp/80 fib saddr type local jump mark-for-masquerade
-                add rule ip nftproxy ext-shop/web/tcp/80 fib saddr type local goto svc-shop/web/tcp/80
-                add rule ip nftproxy ext-shop/web/tcp/80 drop
-                add element ip nftproxy service-chains { 0x0a60000a0600000000500000 comment "shop/web:http" : goto svc-shop/web/tcp/80 }
-                add element ip nftproxy nodeport-chains { 0x0600000075800000 comment "shop/web:http" : goto ext-shop/web/tcp/80 }
+                add element ip nftproxy local-nodeports { 0x0600000075800000 comment "shop/web:http" }
+                add element ip nftproxy nodeport-no-local-endpoint { 0x0600000075800000 comment "shop/web:http" }
                 """, sync(WEB));
+
+        sent.clear();
+        endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.3", "node-b"), ep("10.244.0.9", "node-a")));
+        String here = sync(WEB);
+        here.lines().forEach(l -> assertTrue(l.startsWith("add element ") || l.startsWith("delete element "), l));
+        assertTrue(here.contains("delete element ip nftproxy nodeport-no-local-endpoint { 0x0600000075800000 }"), here);
+        assertTrue(here.contains("add element ip nftproxy nodeport-local-endpoints { 0x060000007580000000000000 comment"
+                + " \"shop/web:http\" : 0x0af400091f900000 }"), here);
     }
 
     /**
