@@ -7,6 +7,7 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SortedSet;
+import java.util.TreeSet;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -41,17 +42,18 @@ final class GlobalChains extends RenderPart {
     }
 
     /**
-     * The chains that pick an endpoint, shared by every service: per kind of frontend the tree
-     * and its leaves, and per ClientIP affinity timeout (seconds) the chains that remember the
-     * index drawn. A function of the family and the timeouts alone, for the renderer to keep.
+     * The chains that pick an endpoint, shared by every service: per kind of frontend the trees
+     * (over the cluster's endpoints and over this node's) and their leaves, and per tree and
+     * ClientIP affinity timeout (seconds) the chains that remember the index drawn. A function
+     * of the family and the timeouts alone, for the renderer to keep.
      */
-    static Fragment picks(FragmentBuilder b, SortedSet<Long> stickyTimeouts) {
+    static Fragment picks(FragmentBuilder b, SortedSet<StickyTimeout> stickyTimeouts) {
         for (PickTree.Kind kind : PickTree.Kind.values()) {
-            new PickTree(b, kind, stickyTimeouts).declare();
-            if (!kind.local) {
-                for (long timeout : stickyTimeouts) {
-                    new StickyPick(b, kind, timeout).declare();
-                }
+            SortedSet<Long> ofTree = new TreeSet<>();
+            stickyTimeouts.stream().filter(t -> t.local() == kind.local).forEach(t -> ofTree.add(t.seconds()));
+            new PickTree(b, kind, ofTree).declare();
+            for (long timeout : ofTree) {
+                new StickyPick(b, kind, timeout).declare();
             }
         }
         return b.fragment();

@@ -35,9 +35,8 @@ import io.nftproxy.proxy.plan.ServicePlan;
  * services share a handful of global maps, each bound by one rule. A plain service port is only
  * elements of data maps (its endpoint count, its endpoints), which the kernel commits without
  * validating any chain, with or without affinity or the external Local policy; ports that need
- * more (more endpoints than the shared chains pick among, affinity with the external Local
- * policy) get chains of their own. Masquerade decisions that kube-proxy
- * makes per service are global set lookups here.
+ * more (more endpoints than the shared chains pick among, loadBalancerSourceRanges) get chains of
+ * their own. Masquerade decisions that kube-proxy makes per service are global set lookups here.
  */
 public final class NftRenderer {
     // Global object names (the table is ours alone).
@@ -129,26 +128,24 @@ public final class NftRenderer {
 
     /** The global skeleton of one family's table: shared chains, sets, and CIDR elements. */
     public Fragment globals(IpFamily f, ProxyState state) {
-        SortedSet<Long> timeouts = new TreeSet<>();
+        SortedSet<StickyTimeout> timeouts = new TreeSet<>();
         for (ServicePort svc : state.services().values()) {
-            if (stickyTimeout(svc) != 0) {
-                timeouts.add(stickyTimeout(svc));
-            }
+            timeouts.addAll(stickyTimeouts(svc));
         }
         return globals(f, state, timeouts);
     }
 
     /**
      * The global skeleton with the shared chains of these affinity timeouts (the distinct
-     * {@link #stickyTimeout}s of the state's services; a sync keeps count of them as ports change).
+     * {@link #stickyTimeouts} of the state's services; a sync keeps count of them as ports change).
      */
-    public Fragment globals(IpFamily f, ProxyState state, SortedSet<Long> stickyTimeouts) {
+    public Fragment globals(IpFamily f, ProxyState state, SortedSet<StickyTimeout> stickyTimeouts) {
         FragmentBuilder b = new FragmentBuilder(config, f, state.node());
         new GlobalChains(b, config.serviceCIDRs(f, state.serviceCIDRs()), picks(f, state.node(), stickyTimeouts)).declare();
         return b.fragment();
     }
 
-    private record PickKey(IpFamily family, SortedSet<Long> stickyTimeouts) {
+    private record PickKey(IpFamily family, SortedSet<StickyTimeout> stickyTimeouts) {
     }
 
     /**
@@ -159,7 +156,7 @@ public final class NftRenderer {
      */
     private final Map<PickKey, Fragment> picks = new ConcurrentHashMap<>();
 
-    private Fragment picks(IpFamily f, NodeInfo node, SortedSet<Long> stickyTimeouts) {
+    private Fragment picks(IpFamily f, NodeInfo node, SortedSet<StickyTimeout> stickyTimeouts) {
         PickKey key = new PickKey(f, new TreeSet<>(stickyTimeouts));
         Fragment had = picks.get(key);
         if (had != null) {
@@ -179,6 +176,21 @@ public final class NftRenderer {
      */
     public static long stickyTimeout(ServicePort svc) {
         return svc.affinitySeconds();
+    }
+
+    /**
+     * The shared sticky chains a service port may use: its timeout's on the cluster trees, and
+     * on the local trees too if its external traffic is of policy Local. A function of the port
+     * alone (not of its endpoints), so that a sync can keep count as ports come and go.
+     */
+    public static List<StickyTimeout> stickyTimeouts(ServicePort svc) {
+        long seconds = stickyTimeout(svc);
+        if (seconds == 0) {
+            return List.of();
+        }
+        StickyTimeout cluster = new StickyTimeout(seconds, false);
+        return svc.hasExternal() && svc.externalPolicyLocal()
+                ? List.of(cluster, new StickyTimeout(seconds, true)) : List.of(cluster);
     }
 
     /** One service port's contribution to one family's table (empty if it has no IP of that family). */

@@ -7,7 +7,6 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SortedSet;
-import java.util.TreeSet;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -109,16 +108,13 @@ final class PickTree extends RenderPart {
     }
 
     private final Kind kind;
-    /**
-     * The affinity timeouts (seconds) with shared chains: a sticky port's leaf sends it to them
-     * (the local trees have none: a sticky port of policy Local has chains of its own).
-     */
+    /** The affinity timeouts (seconds) with shared chains: a sticky port's leaf sends it to them. */
     private final SortedSet<Long> stickyTimeouts;
 
     PickTree(FragmentBuilder b, Kind kind, SortedSet<Long> stickyTimeouts) {
         super(b);
         this.kind = kind;
-        this.stickyTimeouts = kind.local ? new TreeSet<>() : stickyTimeouts;
+        this.stickyTimeouts = stickyTimeouts;
     }
 
     /** The bit sets, the tree's chains, and the leaves: {@code KIND-pick-k} for k = 1..MAX_SHARED_PICK. */

@@ -26,9 +26,9 @@ import io.nftproxy.proxy.plan.Target;
 
 /**
  * A service port with chains of its own: groups larger than the shared pick chains, with or
- * without ClientIP session affinity; externalTrafficPolicy Local with affinity, or with local
- * endpoints but no cluster ones to short-circuit pods to (an external chain choosing local
- * endpoints); and loadBalancerSourceRanges (a firewall chain).
+ * without ClientIP session affinity; externalTrafficPolicy Local with local endpoints but no
+ * cluster ones to short-circuit pods to (an external chain choosing local endpoints); and
+ * loadBalancerSourceRanges (a firewall chain).
  */
 final class ServiceChains extends RenderPart {
     private final Set<Bytes> counted = new HashSet<>();
@@ -39,14 +39,11 @@ final class ServiceChains extends RenderPart {
 
     /**
      * Whether a port needs chains of its own: a group too large to share a pick chain, or the
-     * external Local policy where the shared chain cannot serve it. That chain has no memory of
-     * the local tree's picks (the sticky chains remember indices of the cluster endpoints), and
-     * it sends pods and the node to the cluster tree, which a port without cluster endpoints is
-     * not in.
+     * external Local policy without cluster endpoints, whose shared chain sends pods and the
+     * node to the cluster tree, which such a port is not in.
      */
     static boolean needed(ServicePlan plan) {
-        boolean sharedLocal = plan.svc().affinitySeconds() == 0 && !plan.clusterEndpoints().isEmpty();
-        return plan.external() == Target.EXTERNAL_LOCAL && !sharedLocal
+        return plan.external() == Target.EXTERNAL_LOCAL && plan.clusterEndpoints().isEmpty()
                 || plan.clusterEndpoints().size() > MAX_SHARED_PICK || plan.localEndpoints().size() > MAX_SHARED_PICK;
     }
 

@@ -15,10 +15,9 @@ import io.nftproxy.proxy.plan.Target;
 /**
  * A service port that needs no chain of its own (the common case): only elements of the shared
  * sets and maps. Its frontends are members of the plain ports' set (or, external ones of policy
- * Local, of the Local set), and of the bit sets that
- * lead the shared tree to the pick-k chain of its endpoint count ({@link PickTree}); that chain
- * draws an index in [0, k) and looks "destination . index" up to find the endpoint. Changing it
- * never changes a rule or a verdict, so the kernel validates nothing when it commits. Services
+ * Local, of the Local set), and of the bit sets that lead the shared tree to the pick-k chain of
+ * its endpoint count ({@link PickTree}); that chain draws an index in [0, k) and looks
+ * "destination . index" up to find the endpoint. Changing it never changes a rule or a verdict, so the kernel validates nothing when it commits. Services
  * that need more go to {@link ServiceChains}.
  */
 final class ServiceData extends RenderPart {
@@ -60,7 +59,7 @@ final class ServiceData extends RenderPart {
                     frontend(PickTree.Kind.IP, k, cluster, sticky);
                     b.element(EXTERNAL_MASQ, SetElement.of(k));
                 }
-                case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.IP, k, plan);
+                case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.IP, k, plan, sticky);
                 default -> b.noEndpoints(plan.external(), k, null);
             }
         }
@@ -71,7 +70,7 @@ final class ServiceData extends RenderPart {
                     frontend(PickTree.Kind.NODEPORT, k, cluster, sticky);
                     b.element(NODEPORT_MASQ, SetElement.of(k));
                 }
-                case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.NODEPORT, k, plan);
+                case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.NODEPORT, k, plan, sticky);
                 default -> b.noEndpoints(plan.external(), null, k);
             }
         }
@@ -80,17 +79,16 @@ final class ServiceData extends RenderPart {
     /**
      * An external frontend of policy Local: a member of its kind's Local set, counted and indexed
      * in both trees (the cluster endpoints for pods and the node, this node's for the rest), or
-     * in the set that drops external traffic when this node has none.
+     * in the set that drops external traffic when this node has none. With affinity, a member of
+     * the sticky sets of both trees: a client is remembered by the index it drew in each.
      */
-    private void externalLocal(PickTree.Kind kind, Bytes key, ServicePlan plan) {
+    private void externalLocal(PickTree.Kind kind, Bytes key, ServicePlan plan, long stickySeconds) {
         b.element(kind.ip ? LOCAL_IPS : LOCAL_NODEPORTS, SetElement.of(key));
-        PickTree.count(b, kind, key, plan.clusterEndpoints().size());
-        endpoints(kind.endpoints(), key, plan.clusterEndpoints());
+        inTree(kind, key, plan.clusterEndpoints(), stickySeconds);
         if (plan.localEndpoints().isEmpty()) {
             b.element(kind.ip ? NO_LOCAL_ENDPOINT : NODEPORT_NO_LOCAL_ENDPOINT, SetElement.of(key));
         } else {
-            PickTree.count(b, kind.local(), key, plan.localEndpoints().size());
-            endpoints(kind.local().endpoints(), key, plan.localEndpoints());
+            inTree(kind.local(), key, plan.localEndpoints(), stickySeconds);
         }
     }
 
@@ -101,6 +99,14 @@ final class ServiceData extends RenderPart {
      */
     private void frontend(PickTree.Kind kind, Bytes key, List<Endpoint> eps, long stickySeconds) {
         b.element(kind.ip ? SERVICE_IPS : SERVICE_NODEPORTS, SetElement.of(key));
+        inTree(kind, key, eps, stickySeconds);
+    }
+
+    /**
+     * A frontend in one tree: its count in the tree's bit sets, its endpoints by index in the
+     * tree's map, and with affinity a member of the tree's sticky set of its timeout.
+     */
+    private void inTree(PickTree.Kind kind, Bytes key, List<Endpoint> eps, long stickySeconds) {
         PickTree.count(b, kind, key, eps.size());
         endpoints(kind.endpoints(), key, eps);
         if (stickySeconds != 0) {

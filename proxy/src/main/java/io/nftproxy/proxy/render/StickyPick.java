@@ -20,9 +20,10 @@ import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.netlink.nft.expr.Immediate;
 
 /**
- * ClientIP session affinity for ports that are only data: shared chains per kind of frontend and
- * affinity timeout, written once, which remember the <em>index</em> a client drew rather than
- * the endpoint. A client's entry in the kind's affinity set is "client . frontend . index"; the
+ * ClientIP session affinity for ports that are only data: shared chains per tree ({@link
+ * PickTree.Kind}: the cluster trees, and the local trees external traffic of policy Local picks
+ * through, each with its own affinity set) and affinity timeout ({@link StickyTimeout}), written
+ * once, which remember the <em>index</em> a client drew rather than the endpoint. A client's entry in the kind's affinity set is "client . frontend . index"; the
  * port's endpoints keep their indices from one sync to the next ({@link EndpointSlots}), so the
  * index names the same endpoint for as long as that endpoint stays.
  *
@@ -62,7 +63,7 @@ final class StickyPick extends RenderPart {
 
     /** {@link #members()} by name alone, for the services' elements and the tree's leaves. */
     static String members(PickTree.Kind kind, long timeoutSeconds) {
-        return "sticky-" + (kind == PickTree.Kind.IP ? "ips" : "nodeports") + "-" + timeoutSeconds;
+        return "sticky-" + (kind.local ? "local-" : "") + (kind.ip ? "ips" : "nodeports") + "-" + timeoutSeconds;
     }
 
     /** The set the kernel writes a client's "client . frontend . index" into. */
@@ -102,15 +103,15 @@ final class StickyPick extends RenderPart {
     /** The sets and chains of this kind and timeout. */
     void declare() {
         DataType a = b.addr();
-        if (kind == PickTree.Kind.IP) {
+        if (kind.ip) {
             b.set(NftSet.set(nf, t, members(), a, DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment("IP ports with ClientIP affinity of " + timeoutSeconds + " s"));
+                    .withComment(whose("IP ports") + " with ClientIP affinity of " + timeoutSeconds + " s"));
             b.set(NftSet.set(nf, t, affinity(), a, a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK)
                     .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(NftRenderer.AFFINITY_DEFAULT_MS)
                     .withComment("client . IP port . index: ClientIP affinity"));
         } else {
             b.set(NftSet.set(nf, t, members(), DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment("NodePorts with ClientIP affinity of " + timeoutSeconds + " s"));
+                    .withComment(whose("NodePorts") + " with ClientIP affinity of " + timeoutSeconds + " s"));
             b.set(NftSet.set(nf, t, affinity(), a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK)
                     .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(NftRenderer.AFFINITY_DEFAULT_MS)
                     .withComment("client . NodePort . index: ClientIP affinity"));
@@ -139,9 +140,14 @@ final class StickyPick extends RenderPart {
         }
     }
 
+    /** "IP ports", or "IP ports of policy Local (their external traffic)" for the local trees'. */
+    private String whose(String ports) {
+        return kind.local ? ports + " of policy Local (their external traffic)" : ports;
+    }
+
     /** The frontend's loads from 32-bit slot {@code slot}: the same key the tree reads. */
     private List<Expr> frontend(int slot) {
-        return kind == PickTree.Kind.IP ? p.daddrProtoPort(slot) : RuleParts.protoPort(slot);
+        return kind.ip ? p.daddrProtoPort(slot) : RuleParts.protoPort(slot);
     }
 
     /** {@code ip saddr . FRONTEND . INDEX} from register 1 on. */

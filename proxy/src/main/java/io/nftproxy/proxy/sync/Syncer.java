@@ -32,6 +32,7 @@ import io.nftproxy.proxy.render.EndpointSlots;
 import io.nftproxy.proxy.render.Fragment;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.render.RenderFailure;
+import io.nftproxy.proxy.render.StickyTimeout;
 
 /**
  * Brings the kernel to the desired state in one atomic transaction per sync. The first sync
@@ -62,8 +63,8 @@ public final class Syncer implements Backend {
         }
     }
     private ProxyState lastState;
-    /** How many service ports of {@link #lastState} have each affinity timeout. */
-    private TreeMap<Long, Integer> stickyTimeouts = new TreeMap<>();
+    /** How many service ports of {@link #lastState} use each set of shared sticky chains. */
+    private TreeMap<StickyTimeout, Integer> stickyTimeouts = new TreeMap<>();
     /**
      * What was committed before {@link #forgetCommitted}: the kernel may no longer hold it, but
      * its fragments are still what the same inputs render to, so the rebuild reuses them.
@@ -170,11 +171,11 @@ public final class Syncer implements Backend {
 
     /**
      * One sync's plan: its kind, the service ports it renders, which shared inputs changed, and
-     * how many service ports of the state have each affinity timeout (the globals hold shared
-     * chains for each).
+     * how many service ports of the state use each set of shared sticky chains (the globals hold
+     * the chains of each).
      */
     private record Plan(Kind kind, Set<ServicePortName> ports, boolean nodeChanged, boolean networkChanged,
-                        TreeMap<Long, Integer> stickyTimeouts, boolean stickyTimeoutsChanged) {
+                        TreeMap<StickyTimeout, Integer> stickyTimeouts, boolean stickyTimeoutsChanged) {
         boolean full() {
             return kind != Kind.PARTIAL;
         }
@@ -241,7 +242,7 @@ public final class Syncer implements Backend {
                 }
             }
         }
-        TreeMap<Long, Integer> timeouts = new TreeMap<>();
+        TreeMap<StickyTimeout, Integer> timeouts = new TreeMap<>();
         if (kind == Kind.PARTIAL && lastState != null) {
             // Kept as ports change, not counted over every service on every sync.
             timeouts.putAll(stickyTimeouts);
@@ -256,10 +257,11 @@ public final class Syncer implements Backend {
                 !timeouts.keySet().equals(stickyTimeouts.keySet()));
     }
 
-    private static void count(TreeMap<Long, Integer> timeouts, ServicePort svc, int delta) {
-        long t = svc == null ? 0 : NftRenderer.stickyTimeout(svc);
-        if (t != 0) {
-            timeouts.merge(t, delta, (a, b) -> a + b == 0 ? null : a + b);
+    private static void count(TreeMap<StickyTimeout, Integer> timeouts, ServicePort svc, int delta) {
+        if (svc != null) {
+            for (StickyTimeout t : NftRenderer.stickyTimeouts(svc)) {
+                timeouts.merge(t, delta, (a, b) -> a + b == 0 ? null : a + b);
+            }
         }
     }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.StringWriter;
 import java.net.InetAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -41,7 +42,7 @@ class ServiceCountersTest {
     private static final ServicePortName STICKY = new ServicePortName("ns", "sticky", "dns", Protocol.UDP);
     private static final ServicePortName EMPTY = new ServicePortName("ns", "empty", "http", Protocol.TCP);
     private static final ServicePortName LOCAL = new ServicePortName("ns", "local", "http", Protocol.TCP);
-    private static final ServicePortName STICKY_LOCAL = new ServicePortName("ns", "sticky-local", "http", Protocol.TCP);
+    private static final ServicePortName BIG_LOCAL = new ServicePortName("ns", "big-local", "http", Protocol.TCP);
 
     private static InetAddress ip(String s) {
         return Inet.parse(s);
@@ -57,13 +58,17 @@ class ServiceCountersTest {
         // externalTrafficPolicy Local with no endpoint on this node: its NodePort drops.
         ServicePort local = ServicePort.builder(LOCAL, 80).clusterIPs(List.of(ip("10.96.0.13"))).nodePort(30082)
                 .externalPolicyLocal(true).build();
-        // The same with affinity has chains of its own, whose rules count in chain-endpoints.
-        ServicePort stickyLocal = ServicePort.builder(STICKY_LOCAL, 80).clusterIPs(List.of(ip("10.96.0.14"))).nodePort(30083)
-                .externalPolicyLocal(true).affinitySeconds(600).build();
-        return new ProxyState(Map.of(WEB, web, STICKY, sticky, EMPTY, empty, LOCAL, local, STICKY_LOCAL, stickyLocal),
+        // The same with more endpoints than the shared chains pick among has chains of its own,
+        // whose rules count in chain-endpoints.
+        ServicePort bigLocal = ServicePort.builder(BIG_LOCAL, 80).clusterIPs(List.of(ip("10.96.0.14"))).nodePort(30083)
+                .externalPolicyLocal(true).build();
+        List<Endpoint> big = new ArrayList<>();
+        for (int i = 0; i <= NftRenderer.MAX_SHARED_PICK; i++) {
+            big.add(Endpoint.ready(ip("10.244.2." + (i + 2)), 8080, "node-b"));
+        }
+        return new ProxyState(Map.of(WEB, web, STICKY, sticky, EMPTY, empty, LOCAL, local, BIG_LOCAL, bigLocal),
                 Map.of(WEB, webEndpoints, STICKY, List.of(Endpoint.ready(ip("10.244.1.5"), 5353, "node-b")),
-                        LOCAL, List.of(Endpoint.ready(ip("10.244.1.6"), 8080, "node-b")),
-                        STICKY_LOCAL, List.of(Endpoint.ready(ip("10.244.1.7"), 8080, "node-b"))),
+                        LOCAL, List.of(Endpoint.ready(ip("10.244.1.6"), 8080, "node-b")), BIG_LOCAL, big),
                 new NodeInfo("node-a", "z1", List.of(ip("192.168.50.2")), false));
     }
 
@@ -103,12 +108,12 @@ class ServiceCountersTest {
         // local's NodePort goes to the shared external chain, which drops what is not from this
         // node or its pods (nothing local) by a lookup of the port in the set that counts that.
         fake.count(Family.IP, "nftproxy", NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT, MapKeys.nodePort(tcp, 30082), 3, 0);
-        // sticky-local's external chain counts its drop as the endpoint "unspecified address, port 0",
+        // big-local's external chain counts its drop as the endpoint "unspecified address, port 0",
         // and its cluster chain each endpoint it picks.
         fake.count(Family.IP, "nftproxy", NftRenderer.CHAIN_ENDPOINTS,
                 MapKeys.chainEndpoint(ip("10.96.0.14"), tcp, 80, ip("0.0.0.0"), 0), 2, 0);
         fake.count(Family.IP, "nftproxy", NftRenderer.CHAIN_ENDPOINTS,
-                MapKeys.chainEndpoint(ip("10.96.0.14"), tcp, 80, ip("10.244.1.7"), 8080), 4, 0);
+                MapKeys.chainEndpoint(ip("10.96.0.14"), tcp, 80, ip("10.244.2.7"), 8080), 4, 0);
 
         Map<CounterSeries, Long> t = counters.read();
         assertEquals(11L, t.get(new CounterSeries(Kind.CONNECTIONS, WEB, null)), "ClusterIPs of both families and the NodePort");
@@ -121,8 +126,8 @@ class ServiceCountersTest {
         assertEquals(3L, t.get(new CounterSeries(Kind.REJECTED, EMPTY, null)), "its ClusterIP and its NodePort");
         assertEquals(3L, t.get(new CounterSeries(Kind.DROPPED, LOCAL, null)));
         assertEquals(0L, t.get(new CounterSeries(Kind.CONNECTIONS, LOCAL, null)), "series start at zero");
-        assertEquals(2L, t.get(new CounterSeries(Kind.DROPPED, STICKY_LOCAL, null)));
-        assertEquals(4L, t.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, STICKY_LOCAL, "10.244.1.7:8080")));
+        assertEquals(2L, t.get(new CounterSeries(Kind.DROPPED, BIG_LOCAL, null)));
+        assertEquals(4L, t.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, BIG_LOCAL, "10.244.2.7:8080")));
 
         // web loses 10.244.1.2: the sync writes its elements again, and the kernel's counts restart.
         ProxyState s2 = state(two.subList(1, 3));

@@ -201,22 +201,28 @@ class NftRendererTest {
     }
 
     @Test
-    void externalPolicyLocalWithAffinityKeepsAnExternalChainWithShortCircuits() {
+    void externalPolicyLocalWithAffinityIsStickyInBothTrees() {
         NftRenderer r = new NftRenderer(CFG);
         List<Endpoint> eps = new ArrayList<>(eps(1, "node-a"));
         eps.add(Endpoint.ready(Inet.parse("10.244.9.9"), 8080, "node-b"));
-        Fragment f = r.service(IpFamily.V4, svc("np", "10.96.0.11", 30001, true, 600), eps, NODE);
-        assertEquals(List.of("svc-default/np/tcp/80", "svl-default/np/tcp/80", "ext-default/np/tcp/80"),
-                List.copyOf(f.chains().keySet()));
-        List<String> ext = f.chains().get("ext-default/np/tcp/80").rules().stream()
-                .map(x -> NftPrinter.ruleBody(x, n -> null)).toList();
-        assertEquals(List.of("ip saddr @cluster-cidrs goto svc-default/np/tcp/80",
-                "fib saddr type local jump mark-for-masquerade", "fib saddr type local goto svc-default/np/tcp/80",
-                "goto svl-default/np/tcp/80"), ext);
-        assertTrue(f.elements().get(NftRenderer.NODEPORT_MASQ) == null, "no masquerade for Local external traffic");
-        assertEquals(Verdict.goTo("ext-default/np/tcp/80"), f.elements().get(NftRenderer.NODEPORT_CHAINS).get(0).data());
-        assertFalse(f.elements().containsKey(NftRenderer.SERVICE_NODEPORTS), "not a plain port");
-        assertFalse(f.elements().containsKey(NftRenderer.LOCAL_NODEPORTS));
+        ServicePort port = svc("np", "10.96.0.11", 30001, true, 600);
+        Fragment f = r.service(IpFamily.V4, port, eps, NODE);
+        assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
+        Bytes np = MapKeys.nodePort(6, 30001);
+        assertEquals(List.of(np), f.elements().get("sticky-nodeports-600").stream().map(SetElement::key).toList(),
+                "pods and the node: remembered in the cluster tree's sticky chains");
+        assertEquals(List.of(np), f.elements().get("sticky-local-nodeports-600").stream().map(SetElement::key).toList(),
+                "the rest: in the local tree's");
+        Fragment g = r.globals(IpFamily.V4, state(port));
+        assertEquals(List.of("meta l4proto . th dport @sticky-local-nodeports-600 goto nodeport-local-sticky-600-pick-1",
+                        "dnat ip to meta l4proto . th dport . numgen random mod 1 map @nodeport-local-endpoints"),
+                g.chains().get("nodeport-local-pick-1").rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+        assertTrue(g.sets().containsKey("nodeport-local-affinity"), "its own memory of the local indices");
+        Fragment clusterOnly = r.globals(IpFamily.V4, state(svc("np", "10.96.0.11", 30001, false, 600)));
+        assertTrue(clusterOnly.chains().containsKey("nodeport-sticky-600-pick-1"));
+        assertFalse(clusterOnly.chains().containsKey("nodeport-local-sticky-600-pick-1"),
+                "the local trees' sticky chains only for a timeout a sticky port of policy Local has");
+        assertFalse(clusterOnly.sets().containsKey("nodeport-local-affinity"));
     }
 
     @Test
@@ -275,32 +281,35 @@ class NftRendererTest {
     @Test
     void aStickyServiceWithChainsOfItsOwnRemembersTheEndpointInOneSet() {
         NftRenderer r = new NftRenderer(CFG);
+        int k = NftRenderer.MAX_SHARED_PICK + 1; // more than the shared chains pick among: chains of its own
         ServicePort sticky = ServicePort.builder(new ServicePortName("default", "sticky", "http", Protocol.TCP), 80)
-                .clusterIPs(List.of(Inet.parse("10.96.0.14"))).nodePort(30014).externalPolicyLocal(true)
-                .affinitySeconds(600).build();
-        Fragment f = r.service(IpFamily.V4, sticky, eps(2, "node-b"), NODE);
+                .clusterIPs(List.of(Inet.parse("10.96.0.14"))).nodePort(30014).affinitySeconds(600).build();
+        Fragment f = r.service(IpFamily.V4, sticky, eps(k, "node-b"), NODE);
         assertTrue(f.sets().isEmpty(), "no set per endpoint: the kernel looks named sets up in a list");
         Fragment globals = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
         assertTrue(globals.sets().containsKey(NftRenderer.AFFINITY));
         assertTrue(globals.unmanagedSets().contains(NftRenderer.AFFINITY), "the kernel fills it, we never touch its elements");
         List<String> rules = f.chains().get("svc-default/sticky/tcp/80").rules().stream()
                 .map(x -> NftPrinter.ruleBody(x, n -> globals.sets().get(n))).toList();
-        assertEquals(4, rules.size(), "a check per endpoint, then the random pick: " + rules);
+        assertEquals(2 * k, rules.size(), "a check per endpoint, then the random pick: " + rules.size());
         assertTrue(rules.get(0).contains("@affinity") && rules.get(0).contains("10.96.0.14")
                 && rules.get(0).contains("10.244.1.2") && rules.get(0).contains("timeout 600s")
                 && rules.get(0).endsWith("dnat to 10.244.1.2:8080"), rules.get(0));
-        assertTrue(rules.get(2).startsWith("numgen random mod 2 0 ") && rules.get(2).contains("update @affinity")
-                && rules.get(2).endsWith("dnat to 10.244.1.2:8080"), rules.get(2));
+        assertTrue(rules.get(k).startsWith("numgen random mod " + k + " 0 ") && rules.get(k).contains("update @affinity")
+                && rules.get(k).endsWith("dnat to 10.244.1.2:8080"), rules.get(k));
     }
 
     @Test
     void ipv6AddressesMakeValidNames() {
         NftRenderer r = new NftRenderer(CFG);
         ServicePort s6 = ServicePort.builder(new ServicePortName("default", "six", "", Protocol.UDP), 53)
-                .clusterIPs(List.of(Inet.parse("fd00:96::1"))).nodePort(30053).externalPolicyLocal(true)
-                .affinitySeconds(30).build(); // chains of its own, named by the service
-        Fragment f = r.service(IpFamily.V6, s6, List.of(Endpoint.ready(Inet.parse("fd00:244::5"), 5353, "node-b")), NODE);
-        assertTrue(f.chains().get("svc-default/six/udp/53").rules().size() == 2, "an affinity check, then the pick");
+                .clusterIPs(List.of(Inet.parse("fd00:96::1"))).nodePort(30053).affinitySeconds(30).build();
+        List<Endpoint> eps = new ArrayList<>();
+        for (int i = 0; i <= NftRenderer.MAX_SHARED_PICK; i++) { // chains of its own, named by the service
+            eps.add(Endpoint.ready(Inet.parse("fd00:244::" + Integer.toHexString(5 + i)), 5353, "node-b"));
+        }
+        Fragment f = r.service(IpFamily.V6, s6, eps, NODE);
+        assertEquals(2 * eps.size(), f.chains().get("svc-default/six/udp/53").rules().size(), "affinity checks, then the picks");
         assertTrue(r.service(IpFamily.V4, s6, List.of(), NODE).chains().isEmpty(), "an IPv6 service has nothing in ip");
     }
 }

@@ -26,6 +26,7 @@ import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.netlink.nft.TransactionException;
 import io.nftproxy.netlink.testing.FakeNfTables;
+import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.Protocol;
@@ -128,8 +129,10 @@ class BadServicesTest {
         ServicePortName refused = new ServicePortName("ns", "refused", "http", Protocol.TCP);
         ServicePortName fine = new ServicePortName("ns", "fine", "http", Protocol.TCP);
         TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
-        // External traffic policy Local with affinity: rules of its own, which the kernel refuses.
-        services.put(refused, svc(refused, "10.96.0.2", 30002, 600).toBuilder().externalPolicyLocal(true).build());
+        // loadBalancerSourceRanges: a firewall chain of its own, whose rules the kernel refuses.
+        services.put(refused, svc(refused, "10.96.0.2", 30002, 0).toBuilder()
+                .loadBalancerIPs(List.of(PartialSyncPropertyTest.ip("192.0.2.2")))
+                .loadBalancerSourceRanges(List.of(Cidr.parse("203.0.113.0/24"))).build());
         services.put(fine, svc(fine, "10.96.0.3", 0, 0));
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
         eps.put(refused, List.of(Endpoint.ready(PartialSyncPropertyTest.ip("10.244.0.2"), 8080, "node-a")));
@@ -150,7 +153,7 @@ class BadServicesTest {
         assertEquals(List.of(), syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), null).rejectedServices());
         assertEquals(refusals, kernel.refusals);
 
-        // Changed (no affinity now), it is tried again and, being plain data, goes in.
+        // Changed (no source ranges now), it is tried again and, being plain data, goes in.
         services.put(refused, svc(refused, "10.96.0.2", 0, 0));
         SyncResult again = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), Set.of(refused));
         assertEquals(List.of(), again.rejectedServices());

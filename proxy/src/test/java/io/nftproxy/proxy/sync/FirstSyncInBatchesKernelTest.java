@@ -65,8 +65,8 @@ class FirstSyncInBatchesKernelTest {
     }
 
     /**
-     * Services of every shape: plain, sticky, Local, Local and sticky, without endpoints, two
-     * ports, over 128 endpoints.
+     * Services of every shape: plain, sticky, Local, without endpoints, two ports, over 128
+     * endpoints (and those Local and sticky).
      */
     static ProxyState state(int n) {
         Map<ServicePortName, ServicePort> svcs = new LinkedHashMap<>();
@@ -74,7 +74,7 @@ class FirstSyncInBatchesKernelTest {
         for (int i = 0; i < n; i++) {
             String name = "svc-" + i;
             var cip = List.of(Inet.parse("10.96." + (i / 250) + "." + (i % 250 + 1)));
-            int k = i == 5 ? 130 : i % 10 == 2 ? 0 : 1 + i % 12;
+            int k = i == 5 || i % 20 == 0 ? 130 : i % 10 == 2 ? 0 : 1 + i % 12; // 130: chains of its own
             List<Endpoint> list = new ArrayList<>();
             for (int e = 0; e < k; e++) {
                 list.add(Endpoint.ready(Inet.parse("10.244." + (i % 200) + "." + (e + 2)), 8080, e % 3 == 0 ? "node-a" : "node-b"));
@@ -86,7 +86,7 @@ class FirstSyncInBatchesKernelTest {
                 if (i % 10 == 0) {
                     b.externalPolicyLocal(true).loadBalancerIPs(List.of(Inet.parse("203.0.113." + (i / 10 % 250 + 1))));
                     if (i % 20 == 0) {
-                        b.affinitySeconds(60); // chains of its own
+                        b.affinitySeconds(60);
                     }
                 } else if (i % 10 == 1) {
                     b.affinitySeconds(60 + i % 2);
