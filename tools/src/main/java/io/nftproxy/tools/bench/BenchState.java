@@ -43,20 +43,35 @@ public final class BenchState {
         return generate(n, k, generation, false);
     }
 
-    /**
-     * The same services with the features that cost a service proxy more: every seventh with
-     * ClientIP session affinity (kube-proxy's default 10,800 s), and every twentieth (a NodePort)
-     * with externalTrafficPolicy Local and its first endpoint on this node. `bench --compare`
-     * runs on these.
+    /*
+     * The mix: the same services with the features that cost a service proxy more: every seventh
+     * with ClientIP session affinity (kube-proxy's default 10,800 s), every twentieth (a
+     * NodePort) with externalTrafficPolicy Local and its first endpoint on this node, every
+     * fiftieth a load balancer with loadBalancerSourceRanges, and every thousandth with
+     * MANY_ENDPOINTS endpoints. `bench --compare` runs on these.
      */
     /** In the mix, service i is sticky when i % STICKY_EVERY == STICKY_AT, and Local when i % LOCAL_EVERY == 0. */
     public static final int STICKY_EVERY = 7;
     public static final int STICKY_AT = 3;
     public static final int LOCAL_EVERY = 20;
+    /** Service i has a load-balancer IP with source ranges when i % RANGES_EVERY == RANGES_AT. */
+    public static final int RANGES_EVERY = 50;
+    public static final int RANGES_AT = 25;
+    /** Service i has MANY_ENDPOINTS endpoints when i % MANY_EVERY == MANY_AT (more than the shared chains pick among). */
+    public static final int MANY_EVERY = 1000;
+    public static final int MANY_AT = 500;
+    public static final int MANY_ENDPOINTS = 200;
+    /** The ranges of the mix's load balancers: the pod network is outside them. */
+    public static final List<Cidr> SOURCE_RANGES = List.of(Cidr.parse("192.168.0.0/16"), Cidr.parse("172.16.0.0/12"));
 
     /** The name of generated service i's port. */
     public static ServicePortName id(int i) {
         return new ServicePortName("bench", "svc-" + i, "http", Protocol.TCP);
+    }
+
+    /** Service i's load-balancer IP, from 100.64.0.0/10 (shared address space, outside every other range of the bench). */
+    public static InetAddress loadBalancerIP(int i) {
+        return ip(0x64400000 + i);
     }
 
     public static ProxyState mixed(int n, int k) {
@@ -72,11 +87,16 @@ public final class BenchState {
             ServicePortName id = id(i);
             boolean affinity = mixed && i % STICKY_EVERY == STICKY_AT;
             boolean local = mixed && i % LOCAL_EVERY == 0;
-            svcs.put(id, ServicePort.builder(id, 80).clusterIPs(List.of(ip(svcBase + i + 1)))
+            ServicePort.Builder port = ServicePort.builder(id, 80).clusterIPs(List.of(ip(svcBase + i + 1)))
                     .nodePort(i % 10 == 0 ? 30000 + (i / 10) % 2768 : 0).externalPolicyLocal(local)
-                    .affinitySeconds(affinity ? 10_800 : 0).build());
-            List<Endpoint> list = new ArrayList<>(k);
-            for (int j = 0; j < k; j++) {
+                    .affinitySeconds(affinity ? 10_800 : 0);
+            if (mixed && i % RANGES_EVERY == RANGES_AT) {
+                port.loadBalancerIPs(List.of(loadBalancerIP(i))).loadBalancerSourceRanges(SOURCE_RANGES);
+            }
+            svcs.put(id, port.build());
+            int count = mixed && i % MANY_EVERY == MANY_AT ? MANY_ENDPOINTS : k;
+            List<Endpoint> list = new ArrayList<>(count);
+            for (int j = 0; j < count; j++) {
                 String node = local && j == 0 ? "node-a" : "node-" + (j % 100);
                 list.add(Endpoint.ready(ip(podBase + (i * k + j + generation * 7) % 0x7fffff), 8080, node));
             }

@@ -102,8 +102,8 @@ public final class CompareBench {
         out.add(new Change("service added", s, c));
         s = with(s, c, null, null);
         out.add(new Change("service removed", s, c));
-        // The kinds that still own chains, each on its own: the draws above cross the mix, where
-        // they are a fifth of the services.
+        // The kinds that have (or had) chains of their own, each on its own: the draws above
+        // cross the mix, where they are a fifth of the services.
         if (n >= BenchState.STICKY_EVERY) {
             ServicePortName d = BenchState.id((int) ((r * 7919L + 5) % (n / BenchState.STICKY_EVERY))
                     * BenchState.STICKY_EVERY + BenchState.STICKY_AT);
@@ -115,11 +115,25 @@ public final class CompareBench {
             s = withEndpointAdded(s, e, 0x0f000000 + r, "node-z");
             out.add(new Change("endpoint added (Local service)", s, e));
         }
+        if (n > BenchState.MANY_AT) {
+            ServicePortName m = BenchState.id((int) ((r * 7919L + 3) % ((n - BenchState.MANY_AT - 1) / BenchState.MANY_EVERY + 1))
+                    * BenchState.MANY_EVERY + BenchState.MANY_AT);
+            s = withEndpointAdded(s, m, 0x10000000 + r, "node-z");
+            out.add(new Change("endpoint added (>128 endpoints)", s, m));
+        }
+        ServicePortName f = new ServicePortName("bench", "ranged-" + r, "http", Protocol.TCP);
+        ServicePort ranged = ServicePort.builder(f, 80).clusterIPs(List.of(BenchState.ip(0x0a6e0000 + r + 1)))
+                .loadBalancerIPs(List.of(BenchState.ip(0x64700000 + r))).loadBalancerSourceRanges(BenchState.SOURCE_RANGES)
+                .build();
+        s = with(s, f, ranged, ceps);
+        out.add(new Change("service added (source ranges)", s, f));
+        s = with(s, f, null, null);
+        out.add(new Change("service removed (source ranges)", s, f));
         return out;
     }
 
-    /** Changes per repetition at most: {@link #changes} makes four, and one per kind that owns chains. */
-    static final int CHANGES_PER_REPETITION = 6;
+    /** Changes per repetition at most: {@link #changes} makes four, one per kind with a draw of its own, and a ranged service added and removed. */
+    static final int CHANGES_PER_REPETITION = 9;
 
     private static ProxyState withEndpointAdded(ProxyState s, ServicePortName id, int address, String node) {
         List<Endpoint> eps = new ArrayList<>(s.endpointsOf(id));

@@ -1,10 +1,12 @@
 package io.nftproxy.tools.bench;
 
+import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
@@ -15,18 +17,16 @@ import io.nftproxy.proxy.model.ServicePort;
  * {@code numgen random mod k vmap} jumps to a chain per endpoint that marks hairpin traffic and
  * DNATs. A full sync loads it whole; a partial sync, as kube-proxy's does, flushes and refills
  * only the chains that changed, creates and deletes chains, and edits the maps' elements.
- * (Session affinity and the Local traffic policies are not modelled; the generated services have
- * neither.)
  */
 public final class KubeProxyNftLayout {
     public static final String TABLE = "kube-proxy-layout";
 
     /**
      * Chains by name (each its rule lines, in order), sets by name (their declaration: the
-     * per-endpoint affinity sets) and the two maps' elements (key to verdict).
+     * per-endpoint affinity sets) and the three maps' elements (key to verdict).
      */
     public record Layout(Map<String, List<String>> chains, Map<String, String> sets, Map<String, String> serviceIps,
-                         Map<String, String> nodePorts) {
+                         Map<String, String> nodePorts, Map<String, String> firewallIps) {
     }
 
     private KubeProxyNftLayout() {
@@ -37,13 +37,16 @@ public final class KubeProxyNftLayout {
      * chain with an anonymous numgen vmap; with ClientIP affinity a dynamic set per endpoint,
      * checked before the vmap and updated by the endpoint's chain; with externalTrafficPolicy
      * Local an external chain for the NodePort that sends pods and the node itself to the service
-     * chain and everyone else to this node's endpoints only (dropped when there are none).
+     * chain and everyone else to this node's endpoints only (dropped when there are none); a
+     * load-balancer IP in the service map too, and with loadBalancerSourceRanges in the firewall
+     * map, to a chain per service dropping sources outside the ranges.
      */
     public static Layout of(ProxyState state) {
         Map<String, List<String>> chains = new LinkedHashMap<>();
         Map<String, String> sets = new LinkedHashMap<>();
         Map<String, String> ips = new LinkedHashMap<>();
         Map<String, String> nodePorts = new LinkedHashMap<>();
+        Map<String, String> firewallIps = new LinkedHashMap<>();
         chains.put("mark-for-masquerade", List.of("meta mark set meta mark | 0x4000"));
         for (ServicePort svc : state.sortedServices()) {
             String name = svc.id().namespace() + "/" + svc.id().name() + "/tcp/" + svc.id().port();
@@ -72,19 +75,28 @@ public final class KubeProxyNftLayout {
                 chains.put(endpointChain(name, e), ep);
             }
             ips.put(ip + " . tcp . " + svc.port(), "goto service-" + name);
+            String external = "service-" + name;
+            if (svc.externalPolicyLocal() && svc.hasExternal()) {
+                List<Endpoint> local = eps.stream().filter(e -> state.node().name().equals(e.nodeName())).toList();
+                external = "external-" + name;
+                chains.put(external, List.of("ip saddr 10.128.0.0/9 goto service-" + name,
+                        "fib saddr type local jump mark-for-masquerade", "fib saddr type local goto service-" + name,
+                        local.isEmpty() ? "drop" : vmap(name, local)));
+            }
             if (svc.nodePort() != 0) {
-                String target = "service-" + name;
-                if (svc.externalPolicyLocal()) {
-                    List<Endpoint> local = eps.stream().filter(e -> state.node().name().equals(e.nodeName())).toList();
-                    target = "external-" + name;
-                    chains.put(target, List.of("ip saddr 10.128.0.0/9 goto service-" + name,
-                            "fib saddr type local jump mark-for-masquerade", "fib saddr type local goto service-" + name,
-                            local.isEmpty() ? "drop" : vmap(name, local)));
+                nodePorts.put("tcp . " + svc.nodePort(), "goto " + external);
+            }
+            for (InetAddress lb : svc.loadBalancerIPs()) {
+                String key = lb.getHostAddress() + " . tcp . " + svc.port();
+                ips.put(key, "goto " + external);
+                if (!svc.loadBalancerSourceRanges().isEmpty()) {
+                    chains.put("firewall-" + name, List.of("ip saddr != { " + String.join(", ",
+                            svc.loadBalancerSourceRanges().stream().map(Cidr::toString).toList()) + " } drop"));
+                    firewallIps.put(key, "goto firewall-" + name);
                 }
-                nodePorts.put("tcp . " + svc.nodePort(), "goto " + target);
             }
         }
-        return new Layout(chains, sets, ips, nodePorts);
+        return new Layout(chains, sets, ips, nodePorts, firewallIps);
     }
 
     private static String endpointChain(String service, Endpoint e) {
@@ -116,9 +128,13 @@ public final class KubeProxyNftLayout {
         elements(sb, l.serviceIps());
         sb.append("\t}\n\tmap service-nodeports {\n\t\ttype inet_proto . inet_service : verdict\n");
         elements(sb, l.nodePorts());
+        sb.append("\t}\n\tmap firewall-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n");
+        elements(sb, l.firewallIps());
         sb.append("\t}\n\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority -100; policy accept;\n"
                 + "\t\tip daddr . meta l4proto . th dport vmap @service-ips\n"
-                + "\t\tfib daddr type local meta l4proto . th dport vmap @service-nodeports\n\t}\n}\n");
+                + "\t\tfib daddr type local meta l4proto . th dport vmap @service-nodeports\n\t}\n"
+                + "\tchain filter-prerouting {\n\t\ttype filter hook prerouting priority -110; policy accept;\n"
+                + "\t\tct state new ip daddr . meta l4proto . th dport vmap @firewall-ips\n\t}\n}\n");
         return sb.toString();
     }
 
@@ -161,6 +177,7 @@ public final class KubeProxyNftLayout {
         });
         mapDelta(sb, t + "service-ips", a.serviceIps(), b.serviceIps());
         mapDelta(sb, t + "service-nodeports", a.nodePorts(), b.nodePorts());
+        mapDelta(sb, t + "firewall-ips", a.firewallIps(), b.firewallIps());
         a.chains().forEach((name, rules) -> {
             if (!b.chains().containsKey(name)) {
                 sb.append("flush chain ").append(t).append(quote(name)).append('\n');

@@ -104,6 +104,19 @@ class PeerLayoutsTest {
     }
 
     @Test
+    void kubeProxysNftablesLayoutFiltersLoadBalancerSourceRanges() {
+        KubeProxyNftLayout.Layout l = KubeProxyNftLayout.of(BenchState.mixed(30, 3));
+        // svc-25 is a load balancer with source ranges: its IP in the service map, and in the
+        // firewall map to a chain that drops every other source.
+        String key = BenchState.loadBalancerIP(25).getHostAddress() + " . tcp . 80";
+        assertEquals("goto service-bench/svc-25/tcp/http", l.serviceIps().get(key));
+        assertEquals("goto firewall-bench/svc-25/tcp/http", l.firewallIps().get(key));
+        assertEquals(List.of("ip saddr != { 192.168.0.0/16, 172.16.0.0/12 } drop"), l.chains().get("firewall-bench/svc-25/tcp/http"));
+        assertEquals(1, l.firewallIps().size(), "only svc-25 of 30");
+        assertTrue(KubeProxyNftLayout.full(l).contains("ct state new ip daddr . meta l4proto . th dport vmap @firewall-ips"));
+    }
+
+    @Test
     void kubeProxysIptablesLayoutRestoresOnlyTheChangedServiceChains() {
         ProxyState s = BenchState.synthetic(5, 3, 0);
         IptablesRenderer r = new IptablesRenderer(BenchState.config());
