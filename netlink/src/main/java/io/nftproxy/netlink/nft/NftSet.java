@@ -77,4 +77,13 @@ public record NftSet(Family family, String table, String name, List<DataType> ke
     public boolean has(int flag) {
         return (flags & flag) != 0;
     }
+
+    /**
+     * An interval set of concatenations (the kernel's pipapo): each element is whole, a range
+     * per field from its key to its key end, rather than a start and an end element as a
+     * single-field interval set has.
+     */
+    public boolean rangeConcat() {
+        return has(NfTablesUapi.NFT_SET_INTERVAL) && key.size() > 1;
+    }
 }

@@ -397,6 +397,10 @@ public final class FakeNfTables implements NftKernel, CounterReader {
                             throw new Refusal(Errno.EINVAL, "data of " + val.bytes().length() + " bytes");
                         }
                     }
+                    boolean ranges = s.rangeConcat();
+                    if (ranges) {
+                        checkConcatRange(s, els.values(), el);
+                    }
                     if (existing != null) {
                         // Measured: the same element again is fine, with other data it is EEXIST.
                         if (verb == Op.Verb.CREATE || !Objects.equals(existing.data(), el.data())) {
@@ -404,7 +408,7 @@ public final class FakeNfTables implements NftKernel, CounterReader {
                         }
                         continue;
                     }
-                    if (s.has(NfTablesUapi.NFT_SET_INTERVAL)) {
+                    if (s.has(NfTablesUapi.NFT_SET_INTERVAL) && !ranges) {
                         checkInterval(els.values(), el);
                     }
                     els.put(k, new SetElement(el.key(), el.keyEnd(), el.data(), el.timeoutMs(), 0, el.flags(), el.comment()));
@@ -425,6 +429,39 @@ public final class FakeNfTables implements NftKernel, CounterReader {
                 default -> throw new Refusal(Errno.EOPNOTSUPP, verb + " of elements");
             }
         }
+    }
+
+    /**
+     * An interval set of concatenations (the kernel's pipapo) holds elements "start-end" per
+     * field; as nft_pipapo_insert, one whose start or end falls inside another element is
+     * refused, unless it is that very element (ENOTEMPTY in the set, which nf_tables turns into
+     * EEXIST, as for the rbtree below).
+     */
+    private static void checkConcatRange(NftSet s, Collection<SetElement> present, SetElement el) throws Refusal {
+        Bytes end = el.keyEnd() == null ? el.key() : el.keyEnd();
+        for (SetElement e : present) {
+            Bytes eEnd = e.keyEnd() == null ? e.key() : e.keyEnd();
+            if (e.key().equals(el.key()) && eEnd.equals(end)) {
+                continue;
+            }
+            if (within(s, e.key(), eEnd, el.key()) || within(s, e.key(), eEnd, end)) {
+                throw new Refusal(Errno.EEXIST, "range element overlaps " + e.key() + "-" + eEnd);
+            }
+        }
+    }
+
+    /** Whether every field of {@code point} lies between those of {@code lo} and {@code hi}. */
+    private static boolean within(NftSet s, Bytes lo, Bytes hi, Bytes point) {
+        int off = 0;
+        for (DataType f : s.key()) {
+            int to = off + ((f.length() + 3) & ~3);
+            Bytes p = point.slice(off, to);
+            if (p.compareTo(lo.slice(off, to)) < 0 || p.compareTo(hi.slice(off, to)) > 0) {
+                return false;
+            }
+            off = to;
+        }
+        return true;
     }
 
     /**

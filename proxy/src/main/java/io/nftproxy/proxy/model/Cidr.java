@@ -70,6 +70,13 @@ public record Cidr(InetAddress network, int prefix) {
 
     /** Addresses from {@code start} up to, not including, {@code endExclusive} (null: to the top of the space). */
     public record Range(InetAddress start, InetAddress endExclusive) {
+        /** The range's last address (an inclusive end, as a concatenation's range element has). */
+        public InetAddress last() {
+            int bytes = start.getAddress().length;
+            BigInteger end = endExclusive == null ? BigInteger.ONE.shiftLeft(bytes * 8)
+                    : new BigInteger(1, endExclusive.getAddress());
+            return address(end.subtract(BigInteger.ONE), bytes);
+        }
     }
 
     /**

@@ -99,8 +99,14 @@ final class GlobalChains extends RenderPart {
                 .withComment("NodePorts without any endpoint: rejected"));
         b.set(NftSet.set(nf, t, NODEPORT_NO_ENDPOINT_DROP, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("NodePorts without a usable endpoint here: dropped"));
-        b.set(NftSet.map(nf, t, FIREWALL_IPS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+        b.set(NftSet.set(nf, t, FIREWALL_IPS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("load-balancer IP ports with loadBalancerSourceRanges"));
+        // One interval set of concatenations (the kernel's pipapo) for every port's ranges, so
+        // that a service's ranges are elements: adding, changing or removing them validates no
+        // chain, as a chain per service with a verdict element leading to it did.
+        b.set(NftSet.set(nf, t, FIREWALL_ALLOW, a, DataType.INET_PROTO, DataType.INET_SERVICE, a)
+                .withFlags(NfTablesUapi.NFT_SET_INTERVAL)
+                .withComment("load-balancer IP port . source range: the sources loadBalancerSourceRanges let in"));
         b.set(NftSet.set(nf, t, CLUSTER_IP_PORTS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("ClusterIP ports, masqueraded when reached from outside the cluster CIDR"));
         b.set(NftSet.set(nf, t, EXTERNAL_MASQ, a, DataType.INET_PROTO, DataType.INET_SERVICE)
@@ -194,7 +200,10 @@ final class GlobalChains extends RenderPart {
                 b.rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTablesUapi.NFT_REG_1),
                         RuleParts.lookup(SERVICE_CIDRS), verdict(Verdict.DROP)))));
         b.chain(Chain.regular(nf, t, FIREWALL_CHECK), List.of(
-                b.rule(FIREWALL_CHECK, concat(p.daddrProtoPort(), RuleParts.vmap(FIREWALL_IPS)))));
+                b.rule(FIREWALL_CHECK, concat(concat(p.daddrProtoPortSaddrForRanges(), RuleParts.lookup(FIREWALL_ALLOW)),
+                        verdict(Verdict.RETURN))),
+                b.rule(FIREWALL_CHECK, concat(concat(p.daddrProtoPort(), RuleParts.lookup(FIREWALL_IPS)),
+                        verdict(Verdict.DROP)))));
 
         // Base chains: NAT at the usual priorities, filters around them (see docs/ruleset.md).
         base("nat-prerouting", "nat", Hook.PREROUTING, -100, jumpIfNew(false, SERVICES));

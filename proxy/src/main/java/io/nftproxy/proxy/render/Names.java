@@ -54,7 +54,6 @@ public final class Names {
     public static final String CLUSTER = "svc-";
     public static final String LOCAL = "svl-";
     public static final String EXTERNAL = "ext-";
-    public static final String FIREWALL = "fw-";
 
     /** The cluster-policy chain: picks among all (usable) endpoints. */
     public static String clusterChain(ServicePort s) {
@@ -81,10 +80,5 @@ public final class Names {
     public static boolean picksLocal(String chain) {
         return chain.startsWith(LOCAL) || chain.startsWith(PickTree.Kind.IP_LOCAL.prefix + "-pick-")
                 || chain.startsWith(PickTree.Kind.NODEPORT_LOCAL.prefix + "-pick-");
-    }
-
-    /** loadBalancerSourceRanges of a service. */
-    public static String firewallChain(ServicePort s) {
-        return FIREWALL + service(s);
     }
 }

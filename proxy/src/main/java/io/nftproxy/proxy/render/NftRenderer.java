@@ -34,9 +34,10 @@ import io.nftproxy.proxy.plan.ServicePlan;
  * <p>The layout keeps the kernel's commit work per service constant (see docs/ruleset.md): all
  * services share a handful of global maps, each bound by one rule. A plain service port is only
  * elements of data maps (its endpoint count, its endpoints), which the kernel commits without
- * validating any chain, with or without affinity or the external Local policy; ports that need
- * more (more endpoints than the shared chains pick among, loadBalancerSourceRanges) get chains of
- * their own. Masquerade decisions that kube-proxy makes per service are global set lookups here.
+ * validating any chain, with or without affinity, the external Local policy or
+ * loadBalancerSourceRanges (elements of an interval set); ports with more endpoints than the
+ * shared chains pick among get chains of their own. Masquerade decisions that kube-proxy makes
+ * per service are global set lookups here.
  */
 public final class NftRenderer {
     // Global object names (the table is ours alone).
@@ -78,7 +79,10 @@ public final class NftRenderer {
     public static final String SERVICE_CIDRS = "service-cidrs";
     public static final String HAIRPIN = "hairpin";
     public static final String AFFINITY = "affinity";
+    /** Load-balancer IP ports with loadBalancerSourceRanges: new connections from elsewhere are dropped. */
     public static final String FIREWALL_IPS = "firewall-ips";
+    /** "load-balancer IP . protocol . port . source range": the sources those ports let in. */
+    public static final String FIREWALL_ALLOW = "firewall-allow";
     /** With --service-counters: the endpoints of service ports with chains of their own, each counting its connections. */
     public static final String CHAIN_ENDPOINTS = "chain-endpoints";
     /** The sets whose elements carry a connection counter with --service-counters. */
@@ -224,13 +228,12 @@ public final class NftRenderer {
             b.element(CLUSTER_IPS, SetElement.of(Bytes.ip(ip)));
             b.element(CLUSTER_IP_PORTS, SetElement.of(b.key(ip, proto, svc.port())));
         }
-        ServiceChains chains = new ServiceChains(b);
         if (ServiceChains.needed(plan)) {
-            chains.render(plan);
+            new ServiceChains(b).render(plan);
         } else {
             new ServiceData(b).render(plan);
         }
-        chains.firewall(plan);
+        new ServiceData(b).firewall(plan);
         return b.fragment();
     }
 

@@ -13,6 +13,7 @@ import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.expr.Bitwise;
+import io.nftproxy.netlink.nft.expr.Byteorder;
 import io.nftproxy.netlink.nft.expr.Cmp;
 import io.nftproxy.netlink.nft.expr.Ct;
 import io.nftproxy.netlink.nft.expr.Dynset;
@@ -25,7 +26,6 @@ import io.nftproxy.netlink.nft.expr.Nat;
 import io.nftproxy.netlink.nft.expr.Numgen;
 import io.nftproxy.netlink.nft.expr.Payload;
 import io.nftproxy.netlink.nft.expr.Reject;
-import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Protocol;
 
@@ -76,6 +76,19 @@ final class RuleParts {
         int s = addrSlots();
         return List.of(loadDaddr(reg(slot)), Meta.load(Meta.NFT_META_L4PROTO, reg(slot + s)),
                 Payload.transport(reg(slot + s + 1), 2, 2));
+    }
+
+    /**
+     * {@code ip daddr . meta l4proto . th dport . ip saddr}, the key of an interval set of
+     * concatenations. nft follows the protocol's load with a byte-order conversion there (1 byte
+     * in units of 2: the kernel converts nothing), as pipapo compares fields in network order;
+     * written as nft writes it, so that nft lists the rule as its own.
+     */
+    List<Expr> daddrProtoPortSaddrForRanges() {
+        int s = addrSlots();
+        return List.of(loadDaddr(reg(0)), Meta.load(Meta.NFT_META_L4PROTO, reg(s)),
+                new Byteorder(reg(s), reg(s), Byteorder.NFT_BYTEORDER_HTON, 1, 2),
+                Payload.transport(reg(s + 1), 2, 2), loadSaddr(reg(s + 2)));
     }
 
     /** {@code meta l4proto . th dport} from register 1 on. */
@@ -265,23 +278,6 @@ final class RuleParts {
     static List<Expr> remember(List<Expr> keyLoads, String set, long timeoutMs) {
         List<Expr> out = new ArrayList<>(keyLoads);
         out.add(new Dynset(set, Dynset.NFT_DYNSET_OP_UPDATE, NFT_REG_1, 0, timeoutMs));
-        return out;
-    }
-
-    /** {@code ip saddr PREFIX}: a masked compare, no set to bind. */
-    List<Expr> saddrInPrefix(Cidr c) {
-        List<Expr> out = new ArrayList<>();
-        int len = family.addressBytes();
-        out.add(loadSaddr(NFT_REG_1));
-        if (c.prefix() < len * 8) {
-            byte[] mask = new byte[len];
-            for (int i = 0; i < len; i++) {
-                int keep = Math.max(0, Math.min(8, c.prefix() - i * 8));
-                mask[i] = (byte) (0xff << (8 - keep));
-            }
-            out.add(new Bitwise(NFT_REG_1, NFT_REG_1, len, Bytes.of(mask), Bytes.of(new byte[len])));
-        }
-        out.add(Cmp.eq(NFT_REG_1, Bytes.ip(c.network())));
         return out;
     }
 

@@ -17,7 +17,6 @@ import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.expr.Expr;
-import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ServicePort;
@@ -27,8 +26,7 @@ import io.nftproxy.proxy.plan.Target;
 /**
  * A service port with chains of its own: groups larger than the shared pick chains, with or
  * without ClientIP session affinity; externalTrafficPolicy Local with local endpoints but no
- * cluster ones to short-circuit pods to (an external chain choosing local endpoints); and
- * loadBalancerSourceRanges (a firewall chain).
+ * cluster ones to short-circuit pods to (an external chain choosing local endpoints).
  */
 final class ServiceChains extends RenderPart {
     private final Set<Bytes> counted = new HashSet<>();
@@ -117,24 +115,6 @@ final class ServiceChains extends RenderPart {
             } else {
                 b.noEndpoints(plan.external(), null, k);
             }
-        }
-    }
-
-    /** loadBalancerSourceRanges: a chain that lets the plan's allowed sources through to the load-balancer IPs and drops the rest. */
-    void firewall(ServicePlan plan) {
-        if (plan.firewall().isEmpty()) {
-            return;
-        }
-        ServicePort svc = plan.svc();
-        String fw = Names.firewallChain(svc);
-        List<Rule> rules = new ArrayList<>();
-        for (Cidr c : plan.firewall()) {
-            rules.add(b.rule(fw, concat(p.saddrInPrefix(c), verdict(Verdict.RETURN))));
-        }
-        rules.add(b.rule(fw, List.of(verdict(Verdict.DROP))));
-        b.chain(Chain.regular(nf, t, fw), rules);
-        for (InetAddress ip : plan.loadBalancerIPs()) {
-            b.element(FIREWALL_IPS, SetElement.of(b.key(ip, svc.protocol().number(), svc.port()), Verdict.goTo(fw)));
         }
     }
 

@@ -8,6 +8,7 @@ import java.util.List;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.plan.ServicePlan;
 import io.nftproxy.proxy.plan.Target;
@@ -111,6 +112,28 @@ final class ServiceData extends RenderPart {
         endpoints(kind.endpoints(), key, eps);
         if (stickySeconds != 0) {
             b.element(StickyPick.members(kind, stickySeconds), SetElement.of(key));
+        }
+    }
+
+    /**
+     * loadBalancerSourceRanges, for every service whether it has chains or not: each
+     * load-balancer IP port in the set whose new connections are dropped, and per allowed range
+     * one element "IP . protocol . port . first-last" of the set that lets them through first.
+     * The ranges are merged beforehand: the kernel refuses a range that overlaps another of the
+     * same set, and nested CIDRs (or a node's address inside a range) would.
+     */
+    void firewall(ServicePlan plan) {
+        if (plan.firewall().isEmpty()) {
+            return;
+        }
+        List<Cidr.Range> ranges = Cidr.merge(plan.firewall());
+        for (InetAddress ip : plan.loadBalancerIPs()) {
+            Bytes k = b.key(ip, plan.svc().protocol().number(), plan.svc().port());
+            b.element(FIREWALL_IPS, SetElement.of(k));
+            for (Cidr.Range r : ranges) {
+                b.element(FIREWALL_ALLOW, new SetElement(Bytes.concat(k, Bytes.ip(r.start())),
+                        Bytes.concat(k, Bytes.ip(r.last())), null, 0, 0, 0));
+            }
         }
     }
 }

@@ -282,7 +282,7 @@ final class Delta {
                 }
             }
             NftSet def = setNew ? setsAdded.get(set) : state.sets.get(set);
-            if (def != null && def.has(NfTablesUapi.NFT_SET_INTERVAL) && !setGone) {
+            if (def != null && def.has(NfTablesUapi.NFT_SET_INTERVAL) && !def.rangeConcat() && !setGone) {
                 // Whole ranges, in an order the kernel's element-by-element overlap check accepts.
                 if (committed != null && !setNew) {
                     Map<Bytes, SetElement> changed = new HashMap<>();

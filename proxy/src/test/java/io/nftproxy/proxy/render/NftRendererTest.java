@@ -226,6 +226,33 @@ class NftRendererTest {
     }
 
     @Test
+    void loadBalancerSourceRangesAreElementsOfOneRangeSet() {
+        NftRenderer r = new NftRenderer(CFG);
+        ServicePort lb = svc("lb", "10.96.0.15", 30015, false, 0).toBuilder()
+                .loadBalancerIPs(List.of(Inet.parse("203.0.113.15")))
+                .loadBalancerSourceRanges(List.of(Cidr.parse("10.1.0.0/16"), Cidr.parse("10.0.0.0/8"),
+                        Cidr.parse("192.168.50.0/24"), Cidr.parse("172.16.0.0/12"))).build();
+        Fragment f = r.service(IpFamily.V4, lb, eps(2, "node-b"), NODE);
+        assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
+        assertEquals(List.of("203.0.113.15 . tcp . 80"), keys(f, NftRenderer.FIREWALL_IPS));
+        List<DataType> key = List.of(DataType.IPV4_ADDR, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.IPV4_ADDR);
+        // Merged (the kernel refuses nested ranges in one set): 10.1/16 inside 10/8; the node's
+        // network holds its address, so the load-balancer IP is a source let in as well.
+        assertEquals(List.of("203.0.113.15 . tcp . 80 . 10.0.0.0-10.255.255.255",
+                        "203.0.113.15 . tcp . 80 . 172.16.0.0-172.31.255.255",
+                        "203.0.113.15 . tcp . 80 . 192.168.50.0-192.168.50.255",
+                        "203.0.113.15 . tcp . 80 . 203.0.113.15"),
+                f.elements().get(NftRenderer.FIREWALL_ALLOW).stream()
+                        .map(e -> ValueFormat.keyRange(key, e.key(), e.keyEnd())).toList());
+
+        Fragment g = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
+        assertEquals(List.of("ip daddr . meta l4proto . th dport . ip saddr @firewall-allow return",
+                        "ip daddr . meta l4proto . th dport @firewall-ips drop"),
+                g.chains().get(NftRenderer.FIREWALL_CHECK).rules().stream()
+                        .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+    }
+
+    @Test
     void noEndpointsRejectsAndLocalPolicyWithoutLocalDrops() {
         NftRenderer r = new NftRenderer(CFG);
         Fragment none = r.service(IpFamily.V4, svc("none", "10.96.0.12", 30002, false, 0), List.of(), NODE);

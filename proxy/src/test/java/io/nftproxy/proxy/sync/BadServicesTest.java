@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.AbstractList;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,6 @@ import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.netlink.nft.TransactionException;
 import io.nftproxy.netlink.testing.FakeNfTables;
-import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.Protocol;
@@ -129,13 +129,15 @@ class BadServicesTest {
         ServicePortName refused = new ServicePortName("ns", "refused", "http", Protocol.TCP);
         ServicePortName fine = new ServicePortName("ns", "fine", "http", Protocol.TCP);
         TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
-        // loadBalancerSourceRanges: a firewall chain of its own, whose rules the kernel refuses.
-        services.put(refused, svc(refused, "10.96.0.2", 30002, 0).toBuilder()
-                .loadBalancerIPs(List.of(PartialSyncPropertyTest.ip("192.0.2.2")))
-                .loadBalancerSourceRanges(List.of(Cidr.parse("203.0.113.0/24"))).build());
+        // More endpoints than the shared chains pick among: chains of its own, whose rules the kernel refuses.
+        services.put(refused, svc(refused, "10.96.0.2", 30002, 0));
         services.put(fine, svc(fine, "10.96.0.3", 0, 0));
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
-        eps.put(refused, List.of(Endpoint.ready(PartialSyncPropertyTest.ip("10.244.0.2"), 8080, "node-a")));
+        List<Endpoint> many = new ArrayList<>();
+        for (int i = 0; i <= NftRenderer.MAX_SHARED_PICK; i++) {
+            many.add(Endpoint.ready(PartialSyncPropertyTest.ip("10.244." + (1 + i / 200) + "." + (2 + i % 200)), 8080, "node-a"));
+        }
+        eps.put(refused, many);
         eps.put(fine, List.of(Endpoint.ready(PartialSyncPropertyTest.ip("10.244.0.3"), 8080, "node-a")));
         Refusing kernel = new Refusing("ns/refused");
         Syncer syncer = new Syncer(kernel, new NftRenderer(PartialSyncPropertyTest.CFG), "nftproxy");
@@ -153,8 +155,8 @@ class BadServicesTest {
         assertEquals(List.of(), syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), null).rejectedServices());
         assertEquals(refusals, kernel.refusals);
 
-        // Changed (no source ranges now), it is tried again and, being plain data, goes in.
-        services.put(refused, svc(refused, "10.96.0.2", 0, 0));
+        // Changed (down to one endpoint), it is tried again and, being plain data, goes in.
+        eps.put(refused, many.subList(0, 1));
         SyncResult again = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), Set.of(refused));
         assertEquals(List.of(), again.rejectedServices());
         assertTrue(kernel.fake.readTable(Family.IP, "nftproxy").toString().contains("10.96.0.2 . tcp . 80"));

@@ -37,7 +37,7 @@ import io.nftproxy.proxy.render.NftRenderer;
 
 /**
  * The syncer's central promise, as a property over random histories: whatever sequence of model
- * changes arrives (services and endpoints added, removed and changed, policies flipped, the node's
+ * changes arrives (services and endpoints added, removed and changed, policies and source ranges changed, the node's
  * zone and the service network changed, syncs failing midway and being retried as the sync loop retries them), the table
  * that partial syncs leave equals the table one full sync of the final model makes. Runs against
  * {@link FakeNfTables}, without privileges; seed with -Dnftproxy.seed=N to replay a failure.
@@ -75,11 +75,23 @@ class PartialSyncPropertyTest {
         InetAddress cip = ip(six ? "fd00:96::" + Integer.toHexString(i + 1) : "10.96.0." + (i + 1));
         int nodePort = r.nextInt(3) == 0 ? 30000 + i : 0;
         List<InetAddress> external = r.nextInt(4) == 0 ? List.of(ip(six ? "2001:db8::" + (i + 1) : "203.0.113." + (i + 1))) : List.of();
-        boolean eLocal = (nodePort != 0 || !external.isEmpty()) && r.nextBoolean();
+        List<InetAddress> lb = r.nextInt(4) == 0 ? List.of(ip(six ? "2001:db8:1::" + (i + 1) : "198.51.100." + (i + 1))) : List.of();
+        List<Cidr> ranges = new ArrayList<>();
+        for (Cidr c : RANGES) {
+            if (!lb.isEmpty() && r.nextInt(3) == 0) {
+                ranges.add(c);
+            }
+        }
+        boolean eLocal = (nodePort != 0 || !external.isEmpty() || !lb.isEmpty()) && r.nextBoolean();
         return ServicePort.builder(id(i), 80 + r.nextInt(2)).clusterIPs(List.of(cip)).nodePort(nodePort)
-                .externalIPs(external).externalPolicyLocal(eLocal).internalPolicyLocal(r.nextInt(5) == 0)
+                .externalIPs(external).loadBalancerIPs(lb).loadBalancerSourceRanges(ranges)
+                .externalPolicyLocal(eLocal).internalPolicyLocal(r.nextInt(5) == 0)
                 .affinitySeconds(r.nextInt(5) == 0 ? 600 : 0).build();
     }
+
+    /** Source ranges to draw from: nested ones, one holding the node, both families. */
+    static final List<Cidr> RANGES = List.of(Cidr.parse("10.0.0.0/8"), Cidr.parse("10.1.0.0/16"),
+            Cidr.parse("192.168.50.0/24"), Cidr.parse("172.16.0.0/12"), Cidr.parse("fd00::/8"), Cidr.parse("fd00:50::/64"));
 
     static Endpoint endpoint(Random r, boolean six, int n) {
         String addr = six ? "fd00:244::" + Integer.toHexString(n) : "10.244." + (n / 250) + "." + (n % 250 + 1);

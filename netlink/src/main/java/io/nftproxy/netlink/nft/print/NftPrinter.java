@@ -154,7 +154,7 @@ public final class NftPrinter {
     }
 
     static String elements(NftSet set, List<SetElement> els, boolean withData) {
-        if (set != null && set.has(NfTablesUapi.NFT_SET_INTERVAL) && set.key().size() == 1) {
+        if (set != null && set.has(NfTablesUapi.NFT_SET_INTERVAL) && !set.rangeConcat()) {
             return intervals(set, els);
         }
         List<SetElement> sorted = new ArrayList<>(els);
@@ -163,8 +163,13 @@ public final class NftPrinter {
         List<String> out = new ArrayList<>(els.size());
         for (SetElement el : sorted) {
             StringBuilder sb = new StringBuilder();
-            sb.append(set == null ? el.key().toString() : ValueFormat.key(set.key(), el.key()));
-            if (el.keyEnd() != null) {
+            if (set != null && set.rangeConcat() && el.keyEnd() != null) {
+                // A concatenation of ranges: nft reads "a . b-c . d", a range per field.
+                sb.append(ValueFormat.keyRange(set.key(), el.key(), el.keyEnd()));
+            } else {
+                sb.append(set == null ? el.key().toString() : ValueFormat.key(set.key(), el.key()));
+            }
+            if (el.keyEnd() != null && (set == null || !set.rangeConcat())) {
                 sb.append('-').append(set == null ? el.keyEnd().toString() : ValueFormat.key(set.key(), el.keyEnd()));
             }
             if (withData && el.timeoutMs() > 0) {

@@ -158,6 +158,23 @@ public final class ValueFormat {
         return sb.toString();
     }
 
+    /** A concatenation's range element: each field its value, or "first-last" where they differ. */
+    public static String keyRange(List<DataType> fields, Bytes start, Bytes end) {
+        StringBuilder sb = new StringBuilder();
+        int off = 0;
+        for (DataType f : fields) {
+            if (sb.length() > 0) {
+                sb.append(" . ");
+            }
+            int to = off + f.length();
+            String first = format(kindOf(f), start.slice(off, to));
+            String last = format(kindOf(f), end.slice(off, to));
+            sb.append(first.equals(last) ? first : first + "-" + last);
+            off += (f.length() + 3) & ~3;
+        }
+        return sb.toString();
+    }
+
     /** A duration in nft's syntax. */
     public static String duration(long ms) {
         if (ms % 1000 == 0) {

@@ -253,7 +253,7 @@ public final class NftCodec {
         w.putString(NFTA_SET_NAME, s.name());
         if (msg == NFT_MSG_NEWSET) {
             int flags = s.flags();
-            if (s.key().size() > 1 && s.has(NFT_SET_INTERVAL)) {
+            if (s.rangeConcat()) {
                 flags |= NFT_SET_CONCAT;
             }
             w.putBe32(NFTA_SET_FLAGS, flags);
@@ -271,7 +271,7 @@ public final class NftCodec {
                 w.putBe64(NFTA_SET_TIMEOUT, s.timeoutMs());
             }
             w.putBe32(NFTA_SET_ID, seq);
-            if (s.key().size() > 1 && s.has(NFT_SET_INTERVAL)) {
+            if (s.rangeConcat()) {
                 // Interval sets of concatenations (pipapo) need the field lengths; nft sends them
                 // only there, and the kernel then requires NFT_SET_CONCAT in the flags.
                 int desc = w.beginNested(NFTA_SET_DESC);
