@@ -101,12 +101,21 @@ final class GlobalChains extends RenderPart {
                 .withComment("NodePorts without a usable endpoint here: dropped"));
         b.set(NftSet.set(nf, t, FIREWALL_IPS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("load-balancer IP ports with loadBalancerSourceRanges"));
-        // One interval set of concatenations (the kernel's pipapo) for every port's ranges, so
-        // that a service's ranges are elements: adding, changing or removing them validates no
-        // chain, as a chain per service with a verdict element leading to it did.
-        b.set(NftSet.set(nf, t, FIREWALL_ALLOW, a, DataType.INET_PROTO, DataType.INET_SERVICE, a)
-                .withFlags(NfTablesUapi.NFT_SET_INTERVAL)
-                .withComment("load-balancer IP port . source range: the sources loadBalancerSourceRanges let in"));
+        // Interval sets of concatenations (the kernel's pipapo) for the ports' ranges, so that a
+        // service's ranges are elements: adding, changing or removing them validates no chain,
+        // as a chain per service with a verdict element leading to it did. Sharded by the
+        // load-balancer IP's last byte (see FIREWALL_SHARDS), through a map that never changes.
+        b.set(NftSet.map(nf, t, FIREWALL_SHARD_MAP, DataType.VERDICT, a)
+                .withComment("a destination's last byte: the shard of its source ranges"));
+        for (int k = 0; k < FIREWALL_SHARDS; k++) {
+            b.set(NftSet.set(nf, t, FIREWALL_ALLOW + k, a, DataType.INET_PROTO, DataType.INET_SERVICE, a)
+                    .withFlags(NfTablesUapi.NFT_SET_INTERVAL)
+                    .withComment("load-balancer IP port . source range, IPs ending in " + k
+                            + ": the sources loadBalancerSourceRanges let in"));
+            byte[] last = new byte[b.f.addressBytes()];
+            last[last.length - 1] = (byte) k;
+            b.element(FIREWALL_SHARD_MAP, SetElement.of(Bytes.of(last), Verdict.goTo(FIREWALL_SHARD + k)));
+        }
         b.set(NftSet.set(nf, t, CLUSTER_IP_PORTS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("ClusterIP ports, masqueraded when reached from outside the cluster CIDR"));
         b.set(NftSet.set(nf, t, EXTERNAL_MASQ, a, DataType.INET_PROTO, DataType.INET_SERVICE)
@@ -200,10 +209,15 @@ final class GlobalChains extends RenderPart {
                 b.rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTablesUapi.NFT_REG_1),
                         RuleParts.lookup(SERVICE_CIDRS), verdict(Verdict.DROP)))));
         b.chain(Chain.regular(nf, t, FIREWALL_CHECK), List.of(
-                b.rule(FIREWALL_CHECK, concat(concat(p.daddrProtoPortSaddrForRanges(), RuleParts.lookup(FIREWALL_ALLOW)),
-                        verdict(Verdict.RETURN))),
-                b.rule(FIREWALL_CHECK, concat(concat(p.daddrProtoPort(), RuleParts.lookup(FIREWALL_IPS)),
-                        verdict(Verdict.DROP)))));
+                b.rule(FIREWALL_CHECK, concat(p.daddrLastByte(), RuleParts.vmap(FIREWALL_SHARD_MAP)))));
+        for (int k = 0; k < FIREWALL_SHARDS; k++) {
+            String shard = FIREWALL_SHARD + k;
+            b.chain(Chain.regular(nf, t, shard), List.of(
+                    b.rule(shard, concat(concat(p.daddrProtoPortSaddrForRanges(), RuleParts.lookup(FIREWALL_ALLOW + k)),
+                            verdict(Verdict.RETURN))),
+                    b.rule(shard, concat(concat(p.daddrProtoPort(), RuleParts.lookup(FIREWALL_IPS)),
+                            verdict(Verdict.DROP)))));
+        }
 
         // Base chains: NAT at the usual priorities, filters around them (see docs/ruleset.md).
         base("nat-prerouting", "nat", Hook.PREROUTING, -100, jumpIfNew(false, SERVICES));

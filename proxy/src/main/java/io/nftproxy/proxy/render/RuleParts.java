@@ -91,6 +91,14 @@ final class RuleParts {
                 Payload.transport(reg(s + 1), 2, 2), loadSaddr(reg(s + 2)));
     }
 
+    /** {@code ip daddr & 0.0.0.255}: the destination's last byte, the rest zero. */
+    List<Expr> daddrLastByte() {
+        int len = family.addressBytes();
+        byte[] mask = new byte[len];
+        mask[len - 1] = (byte) 0xff;
+        return List.of(loadDaddr(NFT_REG_1), new Bitwise(NFT_REG_1, NFT_REG_1, len, Bytes.of(mask), Bytes.of(new byte[len])));
+    }
+
     /** {@code meta l4proto . th dport} from register 1 on. */
     List<Expr> protoPort() {
         return protoPort(0);

@@ -131,7 +131,7 @@ final class ServiceData extends RenderPart {
             Bytes k = b.key(ip, plan.svc().protocol().number(), plan.svc().port());
             b.element(FIREWALL_IPS, SetElement.of(k));
             for (Cidr.Range r : ranges) {
-                b.element(FIREWALL_ALLOW, new SetElement(Bytes.concat(k, Bytes.ip(r.start())),
+                b.element(FIREWALL_ALLOW + NftRenderer.firewallShard(ip), new SetElement(Bytes.concat(k, Bytes.ip(r.start())),
                         Bytes.concat(k, Bytes.ip(r.last())), null, 0, 0, 0));
             }
         }

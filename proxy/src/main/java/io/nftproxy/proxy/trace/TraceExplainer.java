@@ -1,7 +1,7 @@
 package io.nftproxy.proxy.trace;
 
 import static io.nftproxy.proxy.render.NftRenderer.CLUSTER_IPS_CHECK;
-import static io.nftproxy.proxy.render.NftRenderer.FIREWALL_CHECK;
+import static io.nftproxy.proxy.render.NftRenderer.FIREWALL_SHARD;
 import static io.nftproxy.proxy.render.NftRenderer.MARK_FOR_MASQUERADE;
 import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_ENDPOINTS_CHECK;
 import static io.nftproxy.proxy.render.NftRenderer.SERVICE_ENDPOINTS_CHECK;
@@ -176,7 +176,7 @@ public final class TraceExplainer {
         if (Names.isExternalLocal(chain)) {
             return "dropped: externalTrafficPolicy Local and no endpoint on this node";
         }
-        if (chain.equals(FIREWALL_CHECK)) {
+        if (chain.startsWith(FIREWALL_SHARD)) {
             return "dropped: the source is outside the service's loadBalancerSourceRanges";
         }
         return "dropped by " + chain;

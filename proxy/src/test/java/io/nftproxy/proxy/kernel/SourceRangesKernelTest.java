@@ -49,8 +49,9 @@ class SourceRangesKernelTest {
                 NodeInfo.named("node-a"));
     }
 
+    /** The shard of the load-balancer IP's ranges: its last byte, 40. */
     static String allowed(Topology topo) throws Exception {
-        return topo.node.exec("nft", "list", "set", "ip", "nftproxy", NftRenderer.FIREWALL_ALLOW);
+        return topo.node.exec("nft", "list", "set", "ip", "nftproxy", NftRenderer.FIREWALL_ALLOW + 40);
     }
 
     @Test

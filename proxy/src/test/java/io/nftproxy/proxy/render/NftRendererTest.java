@@ -242,13 +242,17 @@ class NftRendererTest {
                         "203.0.113.15 . tcp . 80 . 172.16.0.0-172.31.255.255",
                         "203.0.113.15 . tcp . 80 . 192.168.50.0-192.168.50.255",
                         "203.0.113.15 . tcp . 80 . 203.0.113.15"),
-                f.elements().get(NftRenderer.FIREWALL_ALLOW).stream()
+                f.elements().get(NftRenderer.FIREWALL_ALLOW + 15).stream()
                         .map(e -> ValueFormat.keyRange(key, e.key(), e.keyEnd())).toList());
 
         Fragment g = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
-        assertEquals(List.of("ip daddr . meta l4proto . th dport . ip saddr @firewall-allow return",
+        // In the shard of the IP's last byte (15), reached through a map that never changes.
+        assertEquals(List.of("ip daddr & 0.0.0.255 vmap @firewall-shards"), g.chains().get(NftRenderer.FIREWALL_CHECK).rules()
+                .stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+        assertEquals(NftRenderer.FIREWALL_SHARDS, g.elements().get(NftRenderer.FIREWALL_SHARD_MAP).size());
+        assertEquals(List.of("ip daddr . meta l4proto . th dport . ip saddr @firewall-allow-15 return",
                         "ip daddr . meta l4proto . th dport @firewall-ips drop"),
-                g.chains().get(NftRenderer.FIREWALL_CHECK).rules().stream()
+                g.chains().get("firewall-shard-15").rules().stream()
                         .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
     }
 

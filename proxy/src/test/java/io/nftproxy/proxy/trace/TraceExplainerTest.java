@@ -76,7 +76,7 @@ class TraceExplainerTest {
                         "service ns/web port http (tcp) via its ClusterIP: rejected: the service port has no endpoints"),
                 Arguments.of("Local, none here", List.of(rule("ext-ns/web/tcp/80", 7, Verdict.DROP)), null,
                         "service ns/web port http (tcp) via its ClusterIP: dropped: externalTrafficPolicy Local and no endpoint on this node"),
-                Arguments.of("source ranges", List.of(rule("firewall-check", 2, Verdict.DROP)), null,
+                Arguments.of("source ranges", List.of(rule("firewall-shard-40", 2, Verdict.DROP)), null,
                         "service ns/web port http (tcp) via its ClusterIP: dropped: the source is outside the service's loadBalancerSourceRanges"),
                 Arguments.of("nothing of ours", List.of(rule("nat-prerouting", 1, Verdict.jump("services"))), null,
                         "service ns/web port http (tcp) via its ClusterIP: no connection tracked (the packet did not open one)"));

@@ -294,7 +294,10 @@ final class RulePrinter {
         boolean xorZero = isAll(xor, 0);
         String text;
         if (xorZero) {
-            text = src.text + " & " + ValueFormat.format(src.kind == Kind.MARK ? Kind.MARK : Kind.RAW, mask);
+            // An address masked prints its mask as an address ("ip6 daddr & ::ff"): nft reads a
+            // 128-bit number as nothing else.
+            boolean typed = src.kind == Kind.MARK || src.kind == Kind.IPV4 || src.kind == Kind.IPV6;
+            text = src.text + " & " + ValueFormat.format(typed ? src.kind : Kind.RAW, mask);
         } else if (complement(mask, xor)) {
             text = src.text + " | " + ValueFormat.format(src.kind == Kind.MARK ? Kind.MARK : Kind.RAW, xor);
         } else if (isAll(mask, 0xff)) {
