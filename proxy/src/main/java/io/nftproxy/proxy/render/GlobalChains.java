@@ -209,7 +209,7 @@ final class GlobalChains extends RenderPart {
                 b.rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTablesUapi.NFT_REG_1),
                         RuleParts.lookup(SERVICE_CIDRS), verdict(Verdict.DROP)))));
         b.chain(Chain.regular(nf, t, FIREWALL_CHECK), List.of(
-                b.rule(FIREWALL_CHECK, concat(p.daddrLastByte(), RuleParts.vmap(FIREWALL_SHARD_MAP)))));
+                b.rule(FIREWALL_CHECK, concat(p.daddrShardBits(), RuleParts.vmap(FIREWALL_SHARD_MAP)))));
         for (int k = 0; k < FIREWALL_SHARDS; k++) {
             String shard = FIREWALL_SHARD + k;
             b.chain(Chain.regular(nf, t, shard), List.of(

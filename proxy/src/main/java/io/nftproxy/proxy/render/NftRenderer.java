@@ -112,10 +112,16 @@ public final class NftRenderer {
     public static final String NODEPORT_ENDPOINTS_CHECK = "nodeport-endpoints-check";
     public static final String CLUSTER_IPS_CHECK = "cluster-ips-check";
     public static final String FIREWALL_CHECK = "firewall-check";
-    /** The shard of a load-balancer IP's source ranges: its last byte. */
+    static {
+        if (Integer.bitCount(FIREWALL_SHARDS) != 1 || FIREWALL_SHARDS > 256) {
+            throw new AssertionError("a shard is the last byte's low bits: FIREWALL_SHARDS must be a power of two up to 256");
+        }
+    }
+
+    /** The shard of a load-balancer IP's source ranges: its last byte's low bits (all of them at 256 shards). */
     public static int firewallShard(InetAddress lbIP) {
         byte[] a = lbIP.getAddress();
-        return a[a.length - 1] & 0xff;
+        return a[a.length - 1] & (FIREWALL_SHARDS - 1);
     }
 
     /** kube-proxy's default affinity timeout; every entry is written with its own service's. */
@@ -248,12 +254,13 @@ public final class NftRenderer {
             b.element(CLUSTER_IPS, SetElement.of(Bytes.ip(ip)));
             b.element(CLUSTER_IP_PORTS, SetElement.of(b.key(ip, proto, svc.port())));
         }
+        ServiceData data = new ServiceData(b);
         if (ServiceChains.needed(plan)) {
             new ServiceChains(b).render(plan);
         } else {
-            new ServiceData(b).render(plan);
+            data.render(plan);
         }
-        new ServiceData(b).firewall(plan);
+        data.firewall(plan);
         return b.fragment();
     }
 

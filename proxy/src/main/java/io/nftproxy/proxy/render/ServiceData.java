@@ -18,7 +18,8 @@ import io.nftproxy.proxy.plan.Target;
  * sets and maps. Its frontends are members of the plain ports' set (or, external ones of policy
  * Local, of the Local set), and of the bit sets that lead the shared tree to the pick-k chain of
  * its endpoint count ({@link PickTree}); that chain draws an index in [0, k) and looks
- * "destination . index" up to find the endpoint. Changing it never changes a rule or a verdict, so the kernel validates nothing when it commits. Services
+ * "destination . index" up to find the endpoint. Changing it never changes a rule or a verdict,
+ * so the kernel validates nothing when it commits. Services
  * that need more go to {@link ServiceChains}.
  */
 final class ServiceData extends RenderPart {

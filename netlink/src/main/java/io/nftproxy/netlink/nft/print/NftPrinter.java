@@ -168,9 +168,9 @@ public final class NftPrinter {
                 sb.append(ValueFormat.keyRange(set.key(), el.key(), el.keyEnd()));
             } else {
                 sb.append(set == null ? el.key().toString() : ValueFormat.key(set.key(), el.key()));
-            }
-            if (el.keyEnd() != null && (set == null || !set.rangeConcat())) {
-                sb.append('-').append(set == null ? el.keyEnd().toString() : ValueFormat.key(set.key(), el.keyEnd()));
+                if (el.keyEnd() != null) {
+                    sb.append('-').append(set == null ? el.keyEnd().toString() : ValueFormat.key(set.key(), el.keyEnd()));
+                }
             }
             if (withData && el.timeoutMs() > 0) {
                 sb.append(" timeout ").append(ValueFormat.duration(el.timeoutMs()));
