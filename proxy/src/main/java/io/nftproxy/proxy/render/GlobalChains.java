@@ -6,6 +6,7 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 
@@ -44,14 +45,15 @@ final class GlobalChains extends RenderPart {
     /**
      * The chains that pick an endpoint, shared by every service: per kind of frontend the trees
      * (over the cluster's endpoints and over this node's) and their leaves, and per tree and
-     * ClientIP affinity timeout (seconds) the chains that remember the index drawn. A function
-     * of the family and the timeouts alone, for the renderer to keep.
+     * ClientIP affinity timeout (seconds) the chains that remember the index drawn, and the
+     * trees' blocks whose sets are {@code demanded}. A function of the family, the timeouts and
+     * the blocks alone, for the renderer to keep.
      */
-    static Fragment picks(FragmentBuilder b, SortedSet<StickyTimeout> stickyTimeouts) {
+    static Fragment picks(FragmentBuilder b, SortedSet<StickyTimeout> stickyTimeouts, Set<String> demanded) {
         for (PickTree.Kind kind : PickTree.Kind.values()) {
             SortedSet<Long> ofTree = new TreeSet<>();
             stickyTimeouts.stream().filter(t -> t.local() == kind.local).forEach(t -> ofTree.add(t.seconds()));
-            new PickTree(b, kind, ofTree).declare();
+            new PickTree(b, kind, ofTree, demanded).declare();
             for (long timeout : ofTree) {
                 new StickyPick(b, kind, timeout).declare();
             }

@@ -68,8 +68,15 @@ public final class NftRenderer {
     public static final String NO_ENDPOINT_DROP = "no-endpoint-drop";
     public static final String NODEPORT_NO_ENDPOINT_REJECT = "nodeport-no-endpoint-reject";
     public static final String NODEPORT_NO_ENDPOINT_DROP = "nodeport-no-endpoint-drop";
-    /** Endpoint counts with a shared picking chain (a power of two: see PickTree); larger groups get a chain of their own. */
+    /** Endpoint counts of the shared tree every table has (a power of two: see PickTree). */
     public static final int MAX_SHARED_PICK = 128;
+    /**
+     * Endpoint counts picked by shared chains: above MAX_SHARED_PICK in blocks declared while in
+     * use (PickTree), without affinity; larger groups, and sticky ones above MAX_SHARED_PICK, get
+     * chains of their own. Each block adds a lookup to every plain port's new connection, so
+     * they stop at eight.
+     */
+    public static final int MAX_PLAIN_PICK = 8 * MAX_SHARED_PICK;
     public static final String CLUSTER_IP_PORTS = "cluster-ip-ports";
     public static final String EXTERNAL_MASQ = "external-masquerade";
     public static final String NODEPORT_MASQ = "nodeport-masquerade";
@@ -148,34 +155,79 @@ public final class NftRenderer {
         List<FamilyRuleset> out = new ArrayList<>();
         for (IpFamily f : IpFamily.values()) {
             Map<ServicePortName, Fragment> frags = new LinkedHashMap<>();
+            SortedSet<String> demanded = new TreeSet<>();
             for (ServicePort svc : state.sortedServices()) {
-                frags.put(svc.id(), service(f, svc, state.endpointsOf(svc.id()), state.node()));
+                Fragment frag = service(f, svc, state.endpointsOf(svc.id()), state.node());
+                frags.put(svc.id(), frag);
+                demanded.addAll(onDemandSets(frag));
             }
-            out.add(assemble(f, globals(f, state), frags));
+            out.add(assemble(f, globals(f, state, stickyTimeouts(state), demanded), frags));
         }
         return new Ruleset(out);
     }
 
-    /** The global skeleton of one family's table: shared chains, sets, and CIDR elements. */
+    /**
+     * The global skeleton of one family's table: shared chains, sets, and CIDR elements, with
+     * what the state's services need of the parts declared on demand.
+     */
     public Fragment globals(IpFamily f, ProxyState state) {
+        SortedSet<String> demanded = new TreeSet<>();
+        for (ServicePort svc : state.services().values()) {
+            demanded.addAll(onDemandSets(service(f, svc, state.endpointsOf(svc.id()), state.node())));
+        }
+        return globals(f, state, stickyTimeouts(state), demanded);
+    }
+
+    private static SortedSet<StickyTimeout> stickyTimeouts(ProxyState state) {
         SortedSet<StickyTimeout> timeouts = new TreeSet<>();
         for (ServicePort svc : state.services().values()) {
             timeouts.addAll(stickyTimeouts(svc));
         }
-        return globals(f, state, timeouts);
+        return timeouts;
+    }
+
+    /**
+     * The global sets a fragment puts elements in that the globals declare only while some
+     * fragment does (the pick trees' blocks for counts above MAX_SHARED_PICK): a sync counts
+     * them as fragments come and go, and gives the globals their names.
+     */
+    public static Set<String> onDemandSets(Fragment frag) {
+        Set<String> out = null;
+        for (String set : frag.elements().keySet()) {
+            if (PickTree.isBlockSet(set)) {
+                if (out == null) {
+                    out = new TreeSet<>();
+                }
+                out.add(set);
+            }
+        }
+        return out == null ? Set.of() : out;
+    }
+
+    /** The on-demand sets a globals fragment declares ({@link #onDemandSets}). */
+    public static Set<String> onDemandDeclared(Fragment globals) {
+        Set<String> out = new TreeSet<>();
+        for (String set : globals.sets().keySet()) {
+            if (PickTree.isBlockSet(set)) {
+                out.add(set);
+            }
+        }
+        return out;
     }
 
     /**
      * The global skeleton with the shared chains of these affinity timeouts (the distinct
-     * {@link #stickyTimeouts} of the state's services; a sync keeps count of them as ports change).
+     * {@link #stickyTimeouts} of the state's services; a sync keeps count of them as ports change)
+     * and the on-demand sets the services fill ({@link #onDemandSets}).
      */
-    public Fragment globals(IpFamily f, ProxyState state, SortedSet<StickyTimeout> stickyTimeouts) {
+    public Fragment globals(IpFamily f, ProxyState state, SortedSet<StickyTimeout> stickyTimeouts, Set<String> demanded) {
         FragmentBuilder b = new FragmentBuilder(config, f, state.node());
-        new GlobalChains(b, config.serviceCIDRs(f, state.serviceCIDRs()), picks(f, state.node(), stickyTimeouts)).declare();
+        new GlobalChains(b, config.serviceCIDRs(f, state.serviceCIDRs()),
+                picks(f, state.node(), stickyTimeouts, demanded)).declare();
         return b.fragment();
     }
 
-    private record PickKey(IpFamily family, SortedSet<StickyTimeout> stickyTimeouts) {
+    private record PickKey(IpFamily family, SortedSet<StickyTimeout> stickyTimeouts, SortedSet<String> demanded) {
     }
 
     /**
@@ -186,8 +238,8 @@ public final class NftRenderer {
      */
     private final Map<PickKey, Fragment> picks = new ConcurrentHashMap<>();
 
-    private Fragment picks(IpFamily f, NodeInfo node, SortedSet<StickyTimeout> stickyTimeouts) {
-        PickKey key = new PickKey(f, new TreeSet<>(stickyTimeouts));
+    private Fragment picks(IpFamily f, NodeInfo node, SortedSet<StickyTimeout> stickyTimeouts, Set<String> demanded) {
+        PickKey key = new PickKey(f, new TreeSet<>(stickyTimeouts), new TreeSet<>(demanded));
         Fragment had = picks.get(key);
         if (had != null) {
             return had;
@@ -195,7 +247,7 @@ public final class NftRenderer {
         if (picks.size() > 8) {
             picks.clear();
         }
-        Fragment made = GlobalChains.picks(new FragmentBuilder(config, f, node), key.stickyTimeouts());
+        Fragment made = GlobalChains.picks(new FragmentBuilder(config, f, node), key.stickyTimeouts(), key.demanded());
         picks.put(key, made);
         return made;
     }

@@ -1,11 +1,13 @@
 package io.nftproxy.proxy.render;
 
+import static io.nftproxy.proxy.render.NftRenderer.MAX_PLAIN_PICK;
 import static io.nftproxy.proxy.render.NftRenderer.MAX_SHARED_PICK;
 import static io.nftproxy.proxy.render.RuleParts.concat;
 import static io.nftproxy.proxy.render.RuleParts.verdict;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.SortedSet;
 
 import io.nftproxy.netlink.nft.Bytes;
@@ -35,6 +37,15 @@ import io.nftproxy.netlink.nft.expr.Expr;
  * The tree is built once with the table and never changes. One tree per kind of frontend: IP
  * ports ({@code ip daddr . meta l4proto . th dport}) and NodePorts ({@code meta l4proto . th
  * dport}).
+ *
+ * <p>Counts above MAX_SHARED_PICK, up to MAX_PLAIN_PICK, go in blocks of MAX_SHARED_PICK: a port
+ * whose k − 1 is {@code 128·h + l} is a member of the block set {@code KIND-count-block-h} and of
+ * the bit sets of l, and the root sends members of a block set to that block's tree, which reads
+ * the same bit sets down to the leaves {@code KIND-pick-(128·h+1)} … {@code (128·h+128)}. A
+ * block's set, tree and leaves are declared only while some port's count is in it (the globals
+ * are given the block sets the services' fragments fill, see {@link #isBlockSet}): a cluster
+ * without such services carries none of it, and one with them validates a block's chains once,
+ * when its first port comes, not on every change.
  */
 final class PickTree extends RenderPart {
     /** Bits of k − 1 for k up to {@link NftRenderer#MAX_SHARED_PICK}. */
@@ -71,6 +82,11 @@ final class PickTree extends RenderPart {
             return prefix + "-count-bit-" + bit;
         }
 
+        /** The set of ports whose endpoint count minus one is in block {@code block} (1 for 129..256). */
+        String blockSet(int block) {
+            return prefix + "-count-block-" + block;
+        }
+
         /** The chain that still chooses among counts {@code lo}..{@code hi}; the root chooses among all. */
         String chain(int lo, int hi) {
             return prefix + "-pick-" + lo + "-" + hi;
@@ -101,29 +117,66 @@ final class PickTree extends RenderPart {
         }
     }
 
+    /** Blocks of MAX_SHARED_PICK counts, the first being the tree every table has. */
+    static final int BLOCKS = MAX_PLAIN_PICK / MAX_SHARED_PICK;
+
     static {
-        if (Integer.bitCount(MAX_SHARED_PICK) != 1) {
-            throw new AssertionError("the tree halves the counts: MAX_SHARED_PICK must be a power of two");
+        if (Integer.bitCount(MAX_SHARED_PICK) != 1 || MAX_PLAIN_PICK % MAX_SHARED_PICK != 0) {
+            throw new AssertionError("the tree halves the counts: MAX_SHARED_PICK must be a power of two,"
+                    + " MAX_PLAIN_PICK a multiple of it");
         }
     }
 
     private final Kind kind;
     /** The affinity timeouts (seconds) with shared chains: a sticky port's leaf sends it to them. */
     private final SortedSet<Long> stickyTimeouts;
+    /** The blocks above the first that ports' counts are in ({@link Kind#blockSet}), ascending. */
+    private final List<Integer> blocks = new ArrayList<>();
 
-    PickTree(FragmentBuilder b, Kind kind, SortedSet<Long> stickyTimeouts) {
+    /**
+     * @param demanded the block sets the services fill, of every kind (the others' are ignored)
+     */
+    PickTree(FragmentBuilder b, Kind kind, SortedSet<Long> stickyTimeouts, Set<String> demanded) {
         super(b);
         this.kind = kind;
         this.stickyTimeouts = stickyTimeouts;
+        for (int block = 1; block < BLOCKS; block++) {
+            if (demanded.contains(kind.blockSet(block))) {
+                blocks.add(block);
+            }
+        }
     }
 
-    /** The bit sets, the tree's chains, and the leaves: {@code KIND-pick-k} for k = 1..MAX_SHARED_PICK. */
+    /** Whether a set is a block set of some tree: declared only while a port fills it. */
+    static boolean isBlockSet(String name) {
+        for (Kind k : Kind.values()) {
+            if (name.startsWith(k.prefix + "-count-block-")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The bit sets, the tree's chains, and the leaves: {@code KIND-pick-k} for k =
+     * 1..MAX_SHARED_PICK; and per block in use its set, tree and leaves.
+     */
     void declare() {
         for (int bit = 0; bit < BITS; bit++) {
             b.set(kindSet(kind.bitSet(bit)).withComment(
                     kind.counted() + " endpoint count minus one has bit " + bit + " set"));
         }
-        chains(1, MAX_SHARED_PICK);
+        // The root first sends a port counted in a block to that block's tree: one lookup per
+        // block in use, none in a cluster without large services.
+        List<Rule> toBlocks = new ArrayList<>();
+        for (int block : blocks) {
+            int lo = block * MAX_SHARED_PICK + 1;
+            b.set(kindSet(kind.blockSet(block)).withComment(kind.counted() + " endpoint count is "
+                    + lo + " to " + (lo + MAX_SHARED_PICK - 1)));
+            toBlocks.add(b.rule(kind.root(), concat(concat(key(), RuleParts.lookup(kind.blockSet(block))),
+                    verdict(Verdict.goTo(kind.chain(lo, lo + MAX_SHARED_PICK - 1))))));
+        }
+        chains(1, MAX_SHARED_PICK, toBlocks);
         // A leaf picks one of k endpoints: "destination . numgen random mod k" in the endpoint map.
         // A port with ClientIP affinity is a member of its timeout's sticky set and goes on to
         // that timeout's leaf for k, which remembers the index drawn (StickyPick).
@@ -136,6 +189,16 @@ final class PickTree extends RenderPart {
             rules.add(b.rule(kind.leaf(k), p.pickEndpoint(key(), kind.endpoints(), k)));
             b.chain(Chain.regular(nf, t, kind.leaf(k)), rules);
         }
+        // A block's leaves have no sticky rule: a sticky port that large has chains of its own
+        // (ServiceChains), as StickyPick remembers indices up to MAX_SHARED_PICK.
+        for (int block : blocks) {
+            int lo = block * MAX_SHARED_PICK + 1;
+            chains(lo, lo + MAX_SHARED_PICK - 1, List.of());
+            for (int k = lo; k < lo + MAX_SHARED_PICK; k++) {
+                b.chain(Chain.regular(nf, t, kind.leaf(k)), List.of(b.rule(kind.leaf(k),
+                        p.pickEndpoint(key(), kind.endpoints(), k))));
+            }
+        }
     }
 
     private NftSet kindSet(String name) {
@@ -143,19 +206,23 @@ final class PickTree extends RenderPart {
                 : NftSet.set(nf, t, name, DataType.INET_PROTO, DataType.INET_SERVICE);
     }
 
-    /** The chain choosing among counts lo..hi (a power of two of them), and the chains below it. */
-    private void chains(int lo, int hi) {
+    /**
+     * The chain choosing among counts lo..hi (a power of two of them, lo − 1 a multiple of it),
+     * after {@code first}, and the chains below it.
+     */
+    private void chains(int lo, int hi, List<Rule> first) {
         int half = (hi - lo + 1) / 2;
         int bit = Integer.numberOfTrailingZeros(half);
         String name = kind.chain(lo, hi);
         String upper = half == 1 ? kind.leaf(hi) : kind.chain(lo + half, hi);
         String lower = half == 1 ? kind.leaf(lo) : kind.chain(lo, lo + half - 1);
-        b.chain(Chain.regular(nf, t, name), List.of(
-                b.rule(name, concat(concat(key(), RuleParts.lookup(kind.bitSet(bit))), verdict(Verdict.goTo(upper)))),
-                b.rule(name, List.of(verdict(Verdict.goTo(lower))))));
+        List<Rule> rules = new ArrayList<>(first);
+        rules.add(b.rule(name, concat(concat(key(), RuleParts.lookup(kind.bitSet(bit))), verdict(Verdict.goTo(upper)))));
+        rules.add(b.rule(name, List.of(verdict(Verdict.goTo(lower)))));
+        b.chain(Chain.regular(nf, t, name), rules);
         if (half > 1) {
-            chains(lo + half, hi);
-            chains(lo, lo + half - 1);
+            chains(lo + half, hi, List.of());
+            chains(lo, lo + half - 1, List.of());
         }
     }
 
@@ -163,15 +230,22 @@ final class PickTree extends RenderPart {
         return kind.ip ? p.daddrProtoPort() : p.protoPort();
     }
 
-    /** A port with {@code k} endpoints (1..MAX_SHARED_PICK): its key in the bit sets of k − 1. */
+    /**
+     * A port with {@code k} endpoints (1..MAX_PLAIN_PICK): its key in the bit sets of (k − 1)'s
+     * low bits, and in its block's set when k − 1 ≥ MAX_SHARED_PICK.
+     */
     static void count(FragmentBuilder b, Kind kind, Bytes key, int k) {
-        if (k < 1 || k > MAX_SHARED_PICK) {
+        if (k < 1 || k > MAX_PLAIN_PICK) {
             throw new IllegalArgumentException("no shared pick chain for " + k + " endpoints");
         }
         for (int bit = 0; bit < BITS; bit++) {
             if ((k - 1 & 1 << bit) != 0) {
                 b.element(kind.bitSet(bit), SetElement.of(key));
             }
+        }
+        int block = (k - 1) / MAX_SHARED_PICK;
+        if (block > 0) {
+            b.element(kind.blockSet(block), SetElement.of(key));
         }
     }
 }

@@ -356,6 +356,8 @@ final class Delta {
     /** After the kernel accepted the transaction: make it the committed state. */
     void apply() {
         replaced.forEach((id, f) -> {
+            TableState.countOnDemand(state.onDemand, state.fragments.get(id), -1);
+            TableState.countOnDemand(state.onDemand, f, +1);
             if (f == null) {
                 state.fragments.remove(id);
             } else {

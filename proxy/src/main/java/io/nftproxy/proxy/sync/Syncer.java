@@ -286,9 +286,9 @@ public final class Syncer implements Backend {
                 fresh.put(f, ts);
             }
             Map<Contributor, Fragment> changes = new LinkedHashMap<>();
-            if (plan.globals()) {
-                changes.put(Contributor.GLOBALS, renderer.globals(f, state, new TreeSet<>(plan.stickyTimeouts().keySet())));
-            }
+            // The on-demand global sets the services will fill once this sync is in, counted as
+            // Delta#apply will count them (a fresh table counts from nothing).
+            Map<String, Integer> demand = new TreeMap<>(ts.onDemand);
             // Fragments rendered from the same inputs are reused: from what we committed, or,
             // when rebuilding, from what we committed before forgetting it.
             TableState reuse = fresh.containsKey(f) ? forgotten.get(f) : ts;
@@ -312,8 +312,19 @@ public final class Syncer implements Backend {
                     continue; // the very fragment we hold: nothing of it changes (a re-assertion re-sends it later)
                 }
                 if (frag != null || ts.fragments.containsKey(who)) {
+                    TableState.countOnDemand(demand, ts.fragments.get(who), -1);
+                    TableState.countOnDemand(demand, frag, +1);
                     changes.put(who, frag);
                 }
+            }
+            Fragment globals = ts.fragments.get(Contributor.GLOBALS);
+            if (plan.globals() || globals == null || !demand.keySet().equals(NftRenderer.onDemandDeclared(globals))) {
+                // Sent first: what the services' elements go into comes before them.
+                Map<Contributor, Fragment> withGlobals = new LinkedHashMap<>();
+                withGlobals.put(Contributor.GLOBALS, renderer.globals(f, state,
+                        new TreeSet<>(plan.stickyTimeouts().keySet()), demand.keySet()));
+                withGlobals.putAll(changes);
+                changes = withGlobals;
             }
             byFamily.put(f, changes);
         }

@@ -4,12 +4,14 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.render.DesiredChain;
 import io.nftproxy.proxy.render.Fragment;
+import io.nftproxy.proxy.render.NftRenderer;
 
 /**
  * What we committed to one family's table, kept in memory so a sync never has to list the kernel's
@@ -34,10 +36,25 @@ final class TableState {
     /** Per set, every element we committed and how many fragments contribute it. */
     final Map<String, ElementTable> elements = new HashMap<>();
     final Map<String, Contributor> chainOwner = new HashMap<>();
+    /**
+     * Per global set declared on demand ({@link NftRenderer#onDemandSets}), how many of
+     * {@link #fragments} put elements in it: kept as fragments are replaced, so that a partial
+     * sync knows which the globals must declare without looking at every fragment.
+     */
+    final Map<String, Integer> onDemand = new TreeMap<>();
 
     TableState(IpFamily family, Table table) {
         this.family = family;
         this.table = table;
+    }
+
+    /** Counts {@code frag}'s on-demand sets into {@code counts}, {@code delta} each (null: nothing). */
+    static void countOnDemand(Map<String, Integer> counts, Fragment frag, int delta) {
+        if (frag != null) {
+            for (String set : NftRenderer.onDemandSets(frag)) {
+                counts.merge(set, delta, (a, b) -> a + b == 0 ? null : a + b);
+            }
+        }
     }
 
     int chainCount() {

@@ -64,8 +64,11 @@ class RenderedRulesOracleKernelTest {
         add(services, endpoints, ServicePort.builder(id("ranges"), 443).clusterIPs(ips("10.96.0.13"))
                 .loadBalancerIPs(ips("192.0.2.13")).loadBalancerSourceRanges(List.of(Cidr.parse("203.0.113.0/24")))
                 .build(), 1);
+        // Past the shared tree: a block of the trees (declared for it), and, sticky, chains of its own.
         add(services, endpoints, ServicePort.builder(id("many"), 80).clusterIPs(ips("10.96.0.14"))
-                .build(), NftRenderer.MAX_SHARED_PICK + 1);
+                .nodePort(30082).build(), NftRenderer.MAX_SHARED_PICK + 1);
+        add(services, endpoints, ServicePort.builder(id("many-sticky"), 80).clusterIPs(ips("10.96.0.15"))
+                .affinitySeconds(600).build(), NftRenderer.MAX_SHARED_PICK + 1);
         return new ProxyState(services, endpoints, new NodeInfo("node-a", null, List.of(), false));
     }
 

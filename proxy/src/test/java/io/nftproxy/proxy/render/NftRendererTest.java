@@ -6,9 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -116,6 +119,75 @@ class NftRendererTest {
             assertEquals(List.of("dnat ip to meta l4proto . th dport . numgen random mod " + k + " map @nodeport-endpoints"),
                     g.chains().get("nodeport-pick-" + k).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
         }
+    }
+
+    /** {@code n} endpoints on node-b, over as many addresses as needed. */
+    static List<Endpoint> manyEps(int n) {
+        List<Endpoint> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(Endpoint.ready(Inet.parse("10.244." + (1 + i / 250) + "." + (2 + i % 250)), 8080, "node-b"));
+        }
+        return out;
+    }
+
+    /** Walks a tree as the kernel would for a port that is a member of {@code member}'s sets: to the leaf it reaches. */
+    static String walk(Fragment g, String root, Predicate<String> member) {
+        String chain = root;
+        while (!chain.matches("[a-z-]+-pick-\\d+")) {
+            String next = null;
+            for (String rule : g.chains().get(chain).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList()) {
+                Matcher m = Pattern.compile("(?:@(\\S+) )?goto (\\S+)$").matcher(rule);
+                assertTrue(m.find(), rule);
+                if (m.group(1) == null || member.test(m.group(1))) {
+                    next = m.group(2);
+                    break;
+                }
+            }
+            chain = next;
+        }
+        return chain;
+    }
+
+    @Test
+    void largerGroupsArePickedInBlocksOfTheTreeDeclaredWhileUsed() {
+        NftRenderer r = new NftRenderer(CFG);
+        int k = 2 * NftRenderer.MAX_SHARED_PICK + 44; // k - 1 = 128 * 2 + 43: block 2, bits 0, 1, 3 and 5
+        ServicePort big = ServicePort.builder(new ServicePortName("default", "big", "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.20"))).nodePort(30020).build();
+        Fragment f = r.service(IpFamily.V4, big, manyEps(k), NODE);
+        assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
+        assertEquals(Set.of("ip-count-block-2", "nodeport-count-block-2"), NftRenderer.onDemandSets(f));
+        for (int bit = 0; bit < 7; bit++) {
+            boolean set = (43 & 1 << bit) != 0;
+            assertEquals(set, keys(f, "ip-count-bit-" + bit).contains("10.96.0.20 . tcp . 80"), "bit " + bit);
+        }
+        assertEquals(k, f.elements().get(NftRenderer.SERVICE_ENDPOINTS).size(), "one element an index");
+
+        ProxyState st = new ProxyState(Map.of(big.id(), big), Map.of(big.id(), manyEps(k)), NODE);
+        Fragment g = r.globals(IpFamily.V4, st);
+        assertEquals(Set.of("ip-count-block-2", "nodeport-count-block-2"), NftRenderer.onDemandDeclared(g),
+                "only the block in use, only for the kinds that use it");
+        Set<String> in = new HashSet<>(NftRenderer.onDemandSets(f));
+        for (String kind : List.of("ip", "nodeport")) {
+            Predicate<String> member = set -> in.contains(set)
+                    || set.startsWith(kind + "-count-bit-") && (43 & 1 << Integer.parseInt(set.substring(set.length() - 1))) != 0;
+            String leaf = walk(g, kind + "-pick-1-" + NftRenderer.MAX_SHARED_PICK, member);
+            assertEquals(kind + "-pick-" + k, leaf);
+            assertTrue(NftPrinter.ruleBody(g.chains().get(leaf).rules().get(0), g.sets()::get)
+                    .contains("numgen random mod " + k + " map @"), "the leaf draws among k");
+            assertEquals(kind + "-pick-3", walk(g, kind + "-pick-1-" + NftRenderer.MAX_SHARED_PICK,
+                    set -> set.equals(kind + "-count-bit-1")), "a small port still reaches its leaf");
+        }
+        Fragment none = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
+        assertEquals(Set.of(), NftRenderer.onDemandDeclared(none), "no block without a port in it");
+        assertFalse(none.chains().containsKey("ip-pick-" + k));
+
+        assertFalse(r.service(IpFamily.V4, big, manyEps(NftRenderer.MAX_PLAIN_PICK + 1), NODE).chains().isEmpty(),
+                "past the last block: chains of its own");
+        ServicePort stickyBig = ServicePort.builder(big.id(), 80).clusterIPs(List.of(Inet.parse("10.96.0.20")))
+                .affinitySeconds(600).build();
+        assertFalse(r.service(IpFamily.V4, stickyBig, manyEps(NftRenderer.MAX_SHARED_PICK + 1), NODE).chains().isEmpty(),
+                "sticky past the tree: chains of its own (the sticky chains remember indices up to 128)");
     }
 
     @Test

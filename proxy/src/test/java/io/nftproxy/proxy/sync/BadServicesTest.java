@@ -129,8 +129,9 @@ class BadServicesTest {
         ServicePortName refused = new ServicePortName("ns", "refused", "http", Protocol.TCP);
         ServicePortName fine = new ServicePortName("ns", "fine", "http", Protocol.TCP);
         TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
-        // More endpoints than the shared chains pick among: chains of its own, whose rules the kernel refuses.
-        services.put(refused, svc(refused, "10.96.0.2", 30002, 0));
+        // Sticky with more endpoints than the sticky chains remember: chains of its own, whose
+        // rules the kernel refuses.
+        services.put(refused, svc(refused, "10.96.0.2", 30002, 600));
         services.put(fine, svc(fine, "10.96.0.3", 0, 0));
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
         List<Endpoint> many = new ArrayList<>();

@@ -145,7 +145,18 @@ class PartialSyncPropertyTest {
             }
             case 3, 4 -> {
                 List<Endpoint> eps = new ArrayList<>(m.endpoints.getOrDefault(id, List.of()));
-                eps.add(endpoint(r, six, ++counter[0]));
+                if (r.nextInt(10) == 0) {
+                    // A large group: about two thirds of it ready and half of that on this
+                    // node, so its counts fall below the shared tree or in one of its blocks,
+                    // which are declared and dropped as ports cross them.
+                    eps.clear();
+                    int n = NftRenderer.MAX_SHARED_PICK + r.nextInt(3 * NftRenderer.MAX_SHARED_PICK);
+                    for (int j = 0; j < n; j++) {
+                        eps.add(endpoint(r, six, ++counter[0]));
+                    }
+                } else {
+                    eps.add(endpoint(r, six, ++counter[0]));
+                }
                 m.endpoints.put(id, eps);
             }
             case 5 -> {

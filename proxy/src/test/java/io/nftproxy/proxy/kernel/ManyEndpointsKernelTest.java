@@ -1,0 +1,115 @@
+package io.nftproxy.proxy.kernel;
+
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.client.NftClient;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.sync.Syncer;
+import io.nftproxy.sandbox.Netns;
+
+/**
+ * A service with more endpoints than the shared tree picks among, as data: its count in a block
+ * of the trees, declared while it is used. Real connections through its ClusterIP and NodePort
+ * while it grows within a block (elements only), shrinks out of it (the block goes) and grows
+ * into the next; every connection is answered by one of the endpoints it has at that moment.
+ * The endpoints are one pod's address on as many ports (each port a server of the sandbox).
+ */
+class ManyEndpointsKernelTest {
+    static final ServicePortName ID = new ServicePortName("default", "many", "http", Protocol.TCP);
+    static final String POD = "10.244.1.2";
+    static final int FIRST_PORT = 9000;
+    static final String CLIENT = "10.244.2.100";
+
+    static ProxyState state(int endpoints) {
+        ServicePort svc = ServicePort.builder(ID, 80).clusterIPs(List.of(Inet.parse("10.96.0.50"))).nodePort(30050).build();
+        List<Endpoint> eps = new ArrayList<>();
+        for (int i = 0; i < endpoints; i++) {
+            eps.add(Endpoint.ready(Inet.parse(POD), FIRST_PORT + i, "node-b"));
+        }
+        return new ProxyState(Map.of(ID, svc), Map.of(ID, eps), NodeInfo.named("node-a"));
+    }
+
+    /**
+     * Which endpoints answer {@code n} connections to ip:port (from a pod, or from outside for
+     * the node's address), each asserted to be one of the first {@code endpoints}.
+     */
+    static Set<String> answers(Topology topo, Netns client, String ip, int port, int n, int endpoints) throws Exception {
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < n; i++) {
+            Topology.Outcome o = ip.equals(Topology.NODE_IP) ? topo.tcp(topo.ext, null, ip, port)
+                    : topo.tcp(client, CLIENT, ip, port);
+            assertEquals(ANSWERED, o.result(), ip + ":" + port + ": " + o);
+            int answeredPort = Integer.parseInt(o.answeredBy().substring(o.answeredBy().lastIndexOf(':') + 1));
+            assertTrue(answeredPort >= FIRST_PORT && answeredPort < FIRST_PORT + endpoints,
+                    "answered by a current endpoint (" + endpoints + "): " + o);
+            seen.add(o.answeredBy());
+        }
+        return seen;
+    }
+
+    static String sets(Topology topo) {
+        return topo.node.exec("nft", "-t", "list", "sets", "ip");
+    }
+
+    @Test
+    void groupsPastTheTreeAreDataInBlocksDeclaredWhileUsed() throws Exception {
+        ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse(Topology.NODE_IP)))
+                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16")))
+                .build();
+        int most = 2 * NftRenderer.MAX_SHARED_PICK + 10;
+        try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
+            for (int i = 0; i < most; i++) {
+                topo.serve(POD, FIRST_PORT + i);
+            }
+            Netns client = topo.pod(CLIENT);
+            Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
+            int k = NftRenderer.MAX_SHARED_PICK + 2;
+            syncer.sync(state(k), null);
+            assertTrue(sets(topo).contains("set ip-count-block-1 "), sets(topo));
+            assertFalse(topo.node.exec("nft", "list", "chains", "ip").contains("svc-"), "no chain of its own");
+            Set<String> seen = answers(topo, client, "10.96.0.50", 80, 40, k);
+            assertTrue(seen.size() >= 20, "40 connections spread over " + k + " endpoints: " + seen.size());
+            answers(topo, client, Topology.NODE_IP, 30050, 10, k);
+
+            // Within the block: elements only, the new endpoint reachable.
+            SyncResult grown = syncer.sync(state(k + 1), Set.of(ID));
+            assertEquals(0, grown.changedChains(), "an endpoint added past 128 changes no chain");
+            answers(topo, client, "10.96.0.50", 80, 20, k + 1);
+
+            // Out of the block: the port is back in the tree, and the block goes with its last user.
+            int fewer = NftRenderer.MAX_SHARED_PICK - 28;
+            syncer.sync(state(fewer), Set.of(ID));
+            assertFalse(sets(topo).contains("ip-count-block-1"), sets(topo));
+            answers(topo, client, "10.96.0.50", 80, 20, fewer);
+
+            // Into the next block.
+            syncer.sync(state(most), Set.of(ID));
+            assertTrue(sets(topo).contains("set ip-count-block-2 "), sets(topo));
+            assertFalse(sets(topo).contains("ip-count-block-1"), "only the block in use: " + sets(topo));
+            Set<String> wide = answers(topo, client, "10.96.0.50", 80, 40, most);
+            assertTrue(wide.size() >= 20, "40 connections spread over " + most + " endpoints: " + wide.size());
+            answers(topo, client, Topology.NODE_IP, 30050, 10, most);
+        }
+    }
+}
