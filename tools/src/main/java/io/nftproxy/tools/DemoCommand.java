@@ -249,7 +249,7 @@ final class DemoCommand implements Callable<Integer> {
     /** Of those, the trees' roots and the ones web (3 endpoints) and cart (3, affinity of 600 s) go through. */
     private static final Set<String> SHOWN = Set.of("ip-pick-1-" + NftRenderer.MAX_SHARED_PICK,
             "nodeport-pick-1-" + NftRenderer.MAX_SHARED_PICK, "ip-pick-3", "ip-sticky-600-pick-3", "ip-sticky-600-check-4",
-            "ip-sticky-600-slot-0");
+            "ip-sticky-600-1-8-slot-0");
 
     /** The parts of the table a newcomer wants to see: the maps with content and service chains. */
     private void printRules(TableContents t) {

@@ -37,6 +37,7 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.MapKeys;
+import io.nftproxy.proxy.render.NftRenderer;
 
 /**
  * Which counter an element of a counting set belongs to, read from the element itself and the
@@ -83,7 +84,8 @@ public final class CounterAttribution {
     public CounterSeries of(String set, CountedElement e) {
         int frontLen = family.addressBytes() + 8;
         Bytes key = e.key();
-        switch (set) {
+        String base = NftRenderer.endpointMapBase(set);
+        switch (base != null ? base : set) {
             case SERVICE_IPS, SERVICE_CHAINS, LOCAL_IPS -> {
                 return series(Kind.CONNECTIONS, frontends.get(key), null);
             }

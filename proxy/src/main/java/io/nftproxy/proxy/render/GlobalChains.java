@@ -74,21 +74,13 @@ final class GlobalChains extends RenderPart {
                 .withComment("IP ports of services with chains of their own"));
         b.set(NftSet.map(nf, t, NODEPORT_CHAINS, DataType.VERDICT, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("NodePorts of services with chains of their own"));
-        DataType endpoint = DataType.concat(List.of(a, DataType.INET_SERVICE));
-        b.set(new NftSet(nf, t, SERVICE_ENDPOINTS, List.of(a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
-                endpoint, 0, 0, "service IP port . index to endpoint address . port"));
-        b.set(new NftSet(nf, t, NODEPORT_ENDPOINTS, List.of(DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
-                endpoint, 0, 0, "NodePort . index to endpoint address . port"));
+        // The maps from "frontend . index" to endpoint are the pick trees' (PickTree#bucket).
         // externalTrafficPolicy Local, as data: the external frontends, their local endpoints by
-        // index (their cluster endpoints are in the maps above) and the ones with none here.
+        // index in the local trees' maps, and the ones with none here.
         b.set(NftSet.set(nf, t, LOCAL_IPS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("external and load-balancer IP ports of externalTrafficPolicy Local"));
         b.set(NftSet.set(nf, t, LOCAL_NODEPORTS, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("NodePorts of externalTrafficPolicy Local"));
-        b.set(new NftSet(nf, t, LOCAL_ENDPOINTS, List.of(a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
-                endpoint, 0, 0, "policy Local IP port . index to this node's endpoint address . port"));
-        b.set(new NftSet(nf, t, NODEPORT_LOCAL_ENDPOINTS, List.of(DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK),
-                endpoint, 0, 0, "policy Local NodePort . index to this node's endpoint address . port"));
         b.set(NftSet.set(nf, t, NO_LOCAL_ENDPOINT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("policy Local IP ports without an endpoint here: external traffic dropped"));
         b.set(NftSet.set(nf, t, NODEPORT_NO_LOCAL_ENDPOINT, DataType.INET_PROTO, DataType.INET_SERVICE)

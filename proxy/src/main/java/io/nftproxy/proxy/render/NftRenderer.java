@@ -14,6 +14,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.NftSet;
@@ -49,6 +50,7 @@ public final class NftRenderer {
     public static final String SERVICE_CHAINS = "service-chains";
     /** NodePorts of service ports with chains of their own to the first of them. */
     public static final String NODEPORT_CHAINS = "nodeport-chains";
+    /** The start of the names of the maps from IP ports' "frontend . index" to endpoint, one per count bucket ({@link #endpointMapBase}). */
     public static final String SERVICE_ENDPOINTS = "service-endpoints";
     public static final String NODEPORT_ENDPOINTS = "nodeport-endpoints";
     /** External and load-balancer IP ports of externalTrafficPolicy Local ports that are only data. */
@@ -106,11 +108,24 @@ public final class NftRenderer {
     public static final int FIREWALL_SHARDS = 256;
     /** With --service-counters: the endpoints of service ports with chains of their own, each counting its connections. */
     public static final String CHAIN_ENDPOINTS = "chain-endpoints";
-    /** The sets whose elements carry a connection counter with --service-counters. */
-    public static final List<String> COUNTED_SETS = List.of(SERVICE_IPS, SERVICE_NODEPORTS, SERVICE_CHAINS,
-            NODEPORT_CHAINS, LOCAL_IPS, LOCAL_NODEPORTS, SERVICE_ENDPOINTS, NODEPORT_ENDPOINTS, LOCAL_ENDPOINTS,
-            NODEPORT_LOCAL_ENDPOINTS, CHAIN_ENDPOINTS, NO_ENDPOINT_REJECT, NO_ENDPOINT_DROP, NODEPORT_NO_ENDPOINT_REJECT,
-            NODEPORT_NO_ENDPOINT_DROP, NO_LOCAL_ENDPOINT, NODEPORT_NO_LOCAL_ENDPOINT);
+    /**
+     * The sets whose elements carry a connection counter with --service-counters: these, and the
+     * pick trees' endpoint maps ({@link #endpointMapBase}).
+     */
+    public static final List<String> COUNTED_SETS = Stream.concat(Stream.of(SERVICE_IPS, SERVICE_NODEPORTS,
+            SERVICE_CHAINS, NODEPORT_CHAINS, LOCAL_IPS, LOCAL_NODEPORTS, CHAIN_ENDPOINTS, NO_ENDPOINT_REJECT,
+            NO_ENDPOINT_DROP, NODEPORT_NO_ENDPOINT_REJECT, NODEPORT_NO_ENDPOINT_DROP, NO_LOCAL_ENDPOINT,
+            NODEPORT_NO_LOCAL_ENDPOINT), PickTree.allEndpointMaps().stream().sorted()).toList();
+
+    /**
+     * For one of the maps from "frontend . index" to endpoint, split by endpoint count ({@code
+     * service-endpoints-9-16}): its kind's name ({@link #SERVICE_ENDPOINTS}, {@link
+     * #NODEPORT_ENDPOINTS}, {@link #LOCAL_ENDPOINTS}, {@link #NODEPORT_LOCAL_ENDPOINTS}); null
+     * for another set.
+     */
+    public static String endpointMapBase(String set) {
+        return PickTree.endpointsBaseOf(set);
+    }
 
     public static final String SERVICES = "services";
     public static final String MARK_FOR_MASQUERADE = "mark-for-masquerade";

@@ -7,7 +7,9 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
 
@@ -47,6 +49,9 @@ import io.nftproxy.netlink.nft.expr.Expr;
  * are given the block sets the services' fragments fill, see {@link #isBlockSet}): a cluster
  * without such services carries none of it, and one with them validates a block's chains once,
  * when its first port comes, not on every change.
+ *
+ * <p>The leaves look endpoints up in one map per bucket of counts ({@link #bucket}), not in one
+ * map for all: the kernel checks each element added to a map against every rule looking it up.
  */
 final class PickTree extends RenderPart {
     /** Bits of k − 1 for k up to {@link NftRenderer#MAX_SHARED_PICK}. */
@@ -102,14 +107,34 @@ final class PickTree extends RenderPart {
             return prefix + "-pick-" + k;
         }
 
-        /** The map from "frontend . index" to endpoint the leaves of this kind look up. */
-        String endpoints() {
+        /** What the names of this kind's endpoint maps start with. */
+        String endpointsBase() {
             return switch (this) {
                 case IP -> NftRenderer.SERVICE_ENDPOINTS;
                 case NODEPORT -> NftRenderer.NODEPORT_ENDPOINTS;
                 case IP_LOCAL -> NftRenderer.LOCAL_ENDPOINTS;
                 case NODEPORT_LOCAL -> NftRenderer.NODEPORT_LOCAL_ENDPOINTS;
             };
+        }
+
+        /**
+         * The map from "frontend . index" to endpoint that the leaves for k endpoints look up:
+         * one per {@link #bucket} of counts, e.g. {@code service-endpoints-9-16}.
+         */
+        String endpoints(int k) {
+            return endpointsBase() + "-" + bucket(k);
+        }
+
+        /** The endpoint maps of every bucket up to MAX_SHARED_PICK, and of the blocks in use. */
+        List<String> endpointMaps(List<Integer> blocks) {
+            List<String> out = new ArrayList<>();
+            for (int hi : sharedBuckets()) {
+                out.add(endpoints(hi));
+            }
+            for (int block : blocks) {
+                out.add(endpoints(block * MAX_SHARED_PICK + 1));
+            }
+            return out;
         }
 
         /** What its bit sets count, for their comments. */
@@ -126,6 +151,77 @@ final class PickTree extends RenderPart {
             throw new AssertionError("the tree halves the counts: MAX_SHARED_PICK must be a power of two,"
                     + " MAX_PLAIN_PICK a multiple of it");
         }
+    }
+
+    /**
+     * The counts whose leaves share an endpoint map, as "lo-hi": 1-8, then the powers of two
+     * (9-16, 17-32, 33-64, 65-128), then the blocks above MAX_SHARED_PICK.
+     *
+     * <p>Why not one map for every count: the kernel checks each element added to a map against
+     * every rule that looks the map up (nft_add_set_elem walks the set's bindings), and one map
+     * was looked up by all 128 leaves and 128 sticky slot chains per timeout, 384 with a block in
+     * use: measured, 300,000 elements into a map looked up by 512 rules took 3.08 s against 1.25 s
+     * by one rule (`nft -f`, kernel 6.18), much of a full sync's kernel time at 100k services. A
+     * bucket up to n is looked up by at most n/2 leaves and n slot chains per timeout (8 and 16
+     * for 9-16). The price: a port whose count leaves its bucket moves its endpoints to the next
+     * map in the same transaction. Counts up to {@link #SMALL_BUCKET}, most services', share one
+     * map, looked up by as few rules as 9-16's, so that their changes move nothing.
+     */
+    static String bucket(int k) {
+        int hi = bucketHigh(k);
+        return bucketLow(hi) + "-" + hi;
+    }
+
+    /** Most services' endpoint counts: one endpoint map for all of them (see {@link #bucket}). */
+    static final int SMALL_BUCKET = 8;
+
+    /** The highest count of k's bucket. */
+    static int bucketHigh(int k) {
+        if (k < 1 || k > MAX_PLAIN_PICK) {
+            throw new IllegalArgumentException("no shared endpoint map for " + k + " endpoints");
+        }
+        if (k > MAX_SHARED_PICK) {
+            return ((k - 1) / MAX_SHARED_PICK + 1) * MAX_SHARED_PICK;
+        }
+        return Math.max(SMALL_BUCKET, Integer.highestOneBit(2 * k - 1));
+    }
+
+    private static int bucketLow(int hi) {
+        return hi > MAX_SHARED_PICK ? hi - MAX_SHARED_PICK + 1 : hi == SMALL_BUCKET ? 1 : hi / 2 + 1;
+    }
+
+    /** The highest counts of the buckets up to MAX_SHARED_PICK, ascending (8, 16, … 128). */
+    static List<Integer> sharedBuckets() {
+        List<Integer> out = new ArrayList<>();
+        for (int hi = SMALL_BUCKET; hi <= MAX_SHARED_PICK; hi *= 2) {
+            out.add(hi);
+        }
+        return out;
+    }
+
+    /** Each endpoint map the trees may have, to its kind's {@link Kind#endpointsBase}. */
+    private static final Map<String, String> ENDPOINT_MAP_BASES = endpointMapBases();
+
+    private static Map<String, String> endpointMapBases() {
+        Map<String, String> out = new HashMap<>();
+        List<Integer> blocks = new ArrayList<>();
+        for (int block = 1; block < BLOCKS; block++) {
+            blocks.add(block);
+        }
+        for (Kind kind : Kind.values()) {
+            kind.endpointMaps(blocks).forEach(m -> out.put(m, kind.endpointsBase()));
+        }
+        return Map.copyOf(out);
+    }
+
+    /** Every endpoint map the trees may have, blocks included: the sets a counter scrape reads. */
+    static Set<String> allEndpointMaps() {
+        return ENDPOINT_MAP_BASES.keySet();
+    }
+
+    /** The base name ({@link Kind#endpointsBase}) of a tree's endpoint map, or null for another set. */
+    static String endpointsBaseOf(String set) {
+        return ENDPOINT_MAP_BASES.get(set);
     }
 
     private final Kind kind;
@@ -169,10 +265,13 @@ final class PickTree extends RenderPart {
     }
 
     /**
-     * The bit sets, the tree's chains, and the leaves: {@code KIND-pick-k} for k =
-     * 1..MAX_SHARED_PICK; and per block in use its set, tree and leaves.
+     * The endpoint maps, the bit sets, the tree's chains, and the leaves: {@code KIND-pick-k} for
+     * k = 1..MAX_SHARED_PICK; and per block in use its map, set, tree and leaves.
      */
     void declare() {
+        for (String map : kind.endpointMaps(blocks)) {
+            b.set(endpointMap(map));
+        }
         for (int bit = 0; bit < BITS; bit++) {
             b.set(kindSet(kind.bitSet(bit)).withComment(
                     kind.counted() + " endpoint count minus one has bit " + bit + " set"));
@@ -197,7 +296,7 @@ final class PickTree extends RenderPart {
                 rules.add(b.rule(kind.leaf(k), concat(concat(key(), RuleParts.lookup(StickyPick.members(kind, timeout))),
                         verdict(Verdict.goTo(StickyPick.leaf(kind, timeout, k))))));
             }
-            rules.add(b.rule(kind.leaf(k), p.pickEndpoint(key(), kind.endpoints(), k)));
+            rules.add(b.rule(kind.leaf(k), p.pickEndpoint(key(), kind.endpoints(k), k)));
             b.chain(Chain.regular(nf, t, kind.leaf(k)), rules);
         }
         // A block's leaves have no sticky rule: a sticky port that large has chains of its own
@@ -207,9 +306,23 @@ final class PickTree extends RenderPart {
             chains(lo, lo + MAX_SHARED_PICK - 1, List.of());
             for (int k = lo; k < lo + MAX_SHARED_PICK; k++) {
                 b.chain(Chain.regular(nf, t, kind.leaf(k)), List.of(b.rule(kind.leaf(k),
-                        p.pickEndpoint(key(), kind.endpoints(), k))));
+                        p.pickEndpoint(key(), kind.endpoints(k), k))));
             }
         }
+    }
+
+    /** A map from "frontend . index" to "endpoint address . port" for a bucket of counts. */
+    private NftSet endpointMap(String name) {
+        DataType a = b.addr();
+        DataType endpoint = DataType.concat(List.of(a, DataType.INET_SERVICE));
+        String counts = name.substring(kind.endpointsBase().length() + 1);
+        return kind.ip
+                ? new NftSet(nf, t, name, List.of(a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK), endpoint, 0, 0,
+                        (kind.local ? "policy Local IP port . index to this node's" : "service IP port . index to")
+                                + " endpoint address . port, for " + counts + " endpoints")
+                : new NftSet(nf, t, name, List.of(DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK), endpoint, 0, 0,
+                        (kind.local ? "policy Local NodePort . index to this node's" : "NodePort . index to")
+                                + " endpoint address . port, for " + counts + " endpoints");
     }
 
     private NftSet kindSet(String name) {

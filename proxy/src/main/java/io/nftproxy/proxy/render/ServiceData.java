@@ -106,11 +106,11 @@ final class ServiceData extends RenderPart {
 
     /**
      * A frontend in one tree: its count in the tree's bit sets, its endpoints by index in the
-     * tree's map, and with affinity a member of the tree's sticky set of its timeout.
+     * tree's map for its count, and with affinity a member of the tree's sticky set of its timeout.
      */
     private void inTree(PickTree.Kind kind, Bytes key, List<Endpoint> eps, long stickySeconds) {
         PickTree.count(b, kind, key, eps.size());
-        endpoints(kind.endpoints(), key, eps);
+        endpoints(kind.endpoints(eps.size()), key, eps);
         if (stickySeconds != 0) {
             b.element(StickyPick.members(kind, stickySeconds), SetElement.of(key));
         }

@@ -28,10 +28,10 @@ import io.nftproxy.netlink.nft.expr.Immediate;
  * index names the same endpoint for as long as that endpoint stays.
  *
  * <p>For a port of k endpoints, the leaf {@code KIND-sticky-T-pick-k} first jumps to the check
- * chain of the next power of two ≥ k, one rule per index: "client . frontend . i" in the affinity
- * set jumps to the slot chain of i. The slot chain refreshes the entry and DNATs to the endpoint
- * at index i; when there is none (the port has fewer endpoints now) it matches nothing and
- * returns, and the leaf draws {@code numgen random mod k} and goes through the slots map to the
+ * chain of the next power of two n ≥ k, one rule per index: "client . frontend . i" in the
+ * affinity set jumps to the slot chain of i (slots are per endpoint map, {@link PickTree#bucket}).
+ * The slot chain refreshes the entry and DNATs to the endpoint at index i; when there is none (the
+ * port has fewer endpoints now) it matches nothing and returns, and the leaf draws {@code numgen random mod k} and goes through the slots map to the
  * slot chain of the index drawn, which remembers it and DNATs. A new index is remembered beside
  * a stale one, and the check finds the lower one first, which is the new one: a stale index is
  * always past the current count.
@@ -92,12 +92,17 @@ final class StickyPick extends RenderPart {
         return prefix() + "-check-" + n;
     }
 
-    private String slot(int i) {
-        return prefix() + "-slot-" + i;
+    /**
+     * The chain that remembers index i of a port in the endpoint bucket up to hi: slots are per
+     * bucket because each looks up its bucket's endpoint map (see {@link PickTree#bucket}).
+     */
+    private String slot(int hi, int i) {
+        return prefix() + "-" + PickTree.bucket(hi) + "-slot-" + i;
     }
 
-    private String slots() {
-        return prefix() + "-slots";
+    /** The map from index to {@link #slot} of the bucket up to hi. */
+    private String slots(int hi) {
+        return prefix() + "-" + PickTree.bucket(hi) + "-slots";
     }
 
     /** The sets and chains of this kind and timeout. */
@@ -117,26 +122,31 @@ final class StickyPick extends RenderPart {
                     .withComment("client . NodePort . index: ClientIP affinity"));
         }
         b.unmanaged.add(affinity());
-        b.set(NftSet.map(nf, t, slots(), DataType.VERDICT, DataType.MARK)
-                .withComment("index to the chain that remembers it and DNATs to its endpoint"));
-        for (int i = 0; i < MAX_SHARED_PICK; i++) {
-            b.element(slots(), SetElement.of(Bytes.host32(i), Verdict.goTo(slot(i))));
-            List<Expr> remember = RuleParts.remember(clientKey(i), affinity(), timeoutSeconds * 1000L);
-            b.chain(Chain.regular(nf, t, slot(i)), List.of(b.rule(slot(i),
-                    concat(remember, p.endpointAt(frontend(0), kind.endpoints(), i)))));
-        }
-        for (int n = 1; n <= MAX_SHARED_PICK; n *= 2) {
-            List<Rule> rules = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                rules.add(b.rule(check(n), concat(concat(clientKey(i), RuleParts.lookup(affinity())),
-                        verdict(Verdict.jump(slot(i))))));
+        // Per endpoint bucket: the slots and their map.
+        for (int hi : PickTree.sharedBuckets()) {
+            b.set(NftSet.map(nf, t, slots(hi), DataType.VERDICT, DataType.MARK).withComment(
+                    "index to the chain that remembers it and DNATs to its endpoint, for " + PickTree.bucket(hi) + " endpoints"));
+            for (int i = 0; i < hi; i++) {
+                b.element(slots(hi), SetElement.of(Bytes.host32(i), Verdict.goTo(slot(hi, i))));
+                List<Expr> remember = RuleParts.remember(clientKey(i), affinity(), timeoutSeconds * 1000L);
+                b.chain(Chain.regular(nf, t, slot(hi, i)), List.of(b.rule(slot(hi, i),
+                        concat(remember, p.endpointAt(frontend(0), kind.endpoints(hi), i)))));
             }
-            b.chain(Chain.regular(nf, t, check(n)), rules);
+        }
+        // Per power of two n: the check of the indices below n, each to its slot in n's bucket.
+        for (int n = 1; n <= MAX_SHARED_PICK; n *= 2) {
+            int hi = PickTree.bucketHigh(n);
+            List<Rule> checks = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                checks.add(b.rule(check(n), concat(concat(clientKey(i), RuleParts.lookup(affinity())),
+                        verdict(Verdict.jump(slot(hi, i))))));
+            }
+            b.chain(Chain.regular(nf, t, check(n)), checks);
         }
         for (int k = 1; k <= MAX_SHARED_PICK; k++) {
             b.chain(Chain.regular(nf, t, leaf(k)), List.of(
                     b.rule(leaf(k), List.of(verdict(Verdict.jump(check(Integer.highestOneBit(2 * k - 1)))))),
-                    b.rule(leaf(k), RuleParts.randomIndexVmap(k, slots()))));
+                    b.rule(leaf(k), RuleParts.randomIndexVmap(k, slots(PickTree.bucketHigh(k))))));
         }
     }
 

@@ -290,7 +290,7 @@ public class DryRunCliTest {
         assertEquals(0, r.exit(), r.err());
         assertTrue(r.out().contains("add set ip nftproxy service-ips { type ipv4_addr . inet_proto . inet_service; counter;"),
                 r.out());
-        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("add map ip nftproxy service-endpoints {") && l.contains("counter;")),
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("add map ip nftproxy service-endpoints-1-8 {") && l.contains("counter;")),
                 "the affinity service's endpoints count by index, as a plain service's: " + r.out());
         assertTrue(r.out().contains("add element ip nftproxy sticky-ips-10800 { 10.96.0.10 . tcp . 80"), r.out());
         Result plain = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "n");

@@ -91,18 +91,18 @@ class ServiceCountersTest {
         int tcp = Protocol.TCP.number();
         Bytes webV4 = MapKeys.frontend(ip("10.96.0.10"), tcp, 80);
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, webV4, 4, 240);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS, endpointIndex(webV4, 0), 3, 180);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS, endpointIndex(webV4, 1), 1, 60);
+        fake.count(Family.IP, "nftproxy", "service-endpoints-1-8", endpointIndex(webV4, 0), 3, 180);
+        fake.count(Family.IP, "nftproxy", "service-endpoints-1-8", endpointIndex(webV4, 1), 1, 60);
         Bytes webV6 = MapKeys.frontend(ip("fd00:96::10"), tcp, 80);
         fake.count(Family.IP6, "nftproxy", NftRenderer.SERVICE_IPS, webV6, 2, 160);
-        fake.count(Family.IP6, "nftproxy", NftRenderer.SERVICE_ENDPOINTS, endpointIndex(webV6, 0), 2, 160);
+        fake.count(Family.IP6, "nftproxy", "service-endpoints-1-8", endpointIndex(webV6, 0), 2, 160);
         Bytes webNodePort = MapKeys.nodePort(tcp, 30080);
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_NODEPORTS, webNodePort, 5, 300);
-        fake.count(Family.IP, "nftproxy", NftRenderer.NODEPORT_ENDPOINTS, endpointIndex(webNodePort, 1), 5, 300);
+        fake.count(Family.IP, "nftproxy", "nodeport-endpoints-1-8", endpointIndex(webNodePort, 1), 5, 300);
         // sticky (affinity) is data as web is: its frontend and its endpoint by index count.
         Bytes stickyV4 = MapKeys.frontend(ip("10.96.0.12"), 17, 53);
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, stickyV4, 7, 0);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS, endpointIndex(stickyV4, 0), 7, 0);
+        fake.count(Family.IP, "nftproxy", "service-endpoints-1-8", endpointIndex(stickyV4, 0), 7, 0);
         fake.count(Family.IP, "nftproxy", NftRenderer.NO_ENDPOINT_REJECT, MapKeys.frontend(ip("10.96.0.11"), tcp, 80), 2, 0);
         fake.count(Family.IP, "nftproxy", NftRenderer.NODEPORT_NO_ENDPOINT_REJECT, MapKeys.nodePort(tcp, 30081), 1, 0);
         // local's NodePort goes to the shared external chain, which drops what is not from this

@@ -83,7 +83,7 @@ class AffinityAcrossChangesKernelTest {
             // The operator's tools read the shared sticky chains (nft lists them, also as JSON).
             String listed = topo.node.exec("nft", "list", "table", "ip", "nftproxy");
             assertTrue(listed.contains("ip daddr . meta l4proto . th dport @sticky-ips-60 goto ip-sticky-60-pick-4"), listed);
-            assertTrue(listed.contains("numgen random mod 4 vmap @ip-sticky-60-slots"), listed);
+            assertTrue(listed.contains("numgen random mod 4 vmap @ip-sticky-60-1-8-slots"), listed);
             assertTrue(topo.node.exec("nft", "-j", "list", "ruleset").contains("ip-sticky-60-check-4"), "nft -j reads them");
             Map<String, String> before = chosen(topo, clients);
             assertTrue(Set.copyOf(before.values()).size() >= 2, "clients spread over the endpoints: " + before);

@@ -103,8 +103,8 @@ class RenderedRulesOracleKernelTest {
      * --service-counters). Nothing else may be refused.
      */
     static final List<Pattern> NFT_CANNOT_SAY = List.of(
-            Pattern.compile(" dnat ip6? to (ip6? daddr \\. )?meta l4proto \\. th dport \\. numgen random mod \\d+ map @(service|nodeport|local|nodeport-local)-endpoints$"),
-            Pattern.compile(" numgen random mod \\d+ vmap @(ip|nodeport|ip-local|nodeport-local)-sticky-\\d+-slots$"),
+            Pattern.compile(" dnat ip6? to (ip6? daddr \\. )?meta l4proto \\. th dport \\. numgen random mod \\d+ map @(service|nodeport|local|nodeport-local)-endpoints-\\d+-\\d+$"),
+            Pattern.compile(" numgen random mod \\d+ vmap @(ip|nodeport|ip-local|nodeport-local)-sticky-\\d+-\\d+-\\d+-slots$"),
             Pattern.compile(" th dport \\. 0x[0-9a-f]{8} "),
             Pattern.compile(" [0-9a-f.:]+ \\. [a-z]+ \\. \\d+ \\. [0-9a-f.:]+ \\. \\d+ @chain-endpoints "));
 

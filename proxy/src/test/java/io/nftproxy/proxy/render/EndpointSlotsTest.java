@@ -67,8 +67,8 @@ class EndpointSlotsTest {
         var svc = NftRendererTest.svc("web", "10.96.0.10", 0, false, 0);
         Fragment before = r.service(IpFamily.V4, svc, eps("abcd"), NftRendererTest.NODE);
         Fragment after = r.service(IpFamily.V4, svc, eps("abd"), NftRendererTest.NODE, before.slots());
-        Map<Bytes, Data> was = byKey(before.elements().get(NftRenderer.SERVICE_ENDPOINTS));
-        Map<Bytes, Data> is = byKey(after.elements().get(NftRenderer.SERVICE_ENDPOINTS));
+        Map<Bytes, Data> was = byKey(before.elements().get("service-endpoints-1-8"));
+        Map<Bytes, Data> is = byKey(after.elements().get("service-endpoints-1-8"));
         assertEquals(3, is.size());
         int changed = 0;
         for (var e : is.entrySet()) {

@@ -2,6 +2,7 @@ package io.nftproxy.proxy.render;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -87,15 +88,15 @@ class NftRendererTest {
         }
         f.elements().forEach((set, els) -> els.forEach(e -> assertFalse(e.data() instanceof Verdict,
                 set + ": no verdict, so changing it makes the kernel validate no chain")));
-        List<SetElement> members = f.elements().get(NftRenderer.SERVICE_ENDPOINTS);
-        assertEquals(4, members.size());
+        List<SetElement> members = f.elements().get("service-endpoints-1-8");
+        assertEquals(4, members.size(), "in the map of 1 to 8 endpoints");
         Bytes front = Bytes.concat(Bytes.ip("10.96.0.10"), Bytes.u8(6).padTo4(), Bytes.be16(80).padTo4());
         for (int i = 0; i < 4; i++) {
             assertEquals(Bytes.concat(front, Bytes.host32(i)), members.get(i).key());
             assertEquals(Bytes.concat(Bytes.ip("10.244.1." + (i + 2)), Bytes.be16(8080).padTo4()),
                     ((Data.Value) members.get(i).data()).bytes());
         }
-        assertEquals(4, f.elements().get(NftRenderer.NODEPORT_ENDPOINTS).size());
+        assertEquals(4, f.elements().get("nodeport-endpoints-1-8").size());
         assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, NftRenderer.CLUSTER_IP_PORTS));
         assertEquals(1, f.elements().get(NftRenderer.NODEPORT_MASQ).size(), "eTP Cluster NodePorts are masqueraded");
     }
@@ -114,9 +115,9 @@ class NftRendererTest {
         Fragment g = new NftRenderer(CFG).globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
         for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
             assertEquals(List.of("dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k
-                            + " map @service-endpoints"),
+                            + " map @service-endpoints-" + PickTree.bucket(k)),
                     g.chains().get("ip-pick-" + k).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
-            assertEquals(List.of("dnat ip to meta l4proto . th dport . numgen random mod " + k + " map @nodeport-endpoints"),
+            assertEquals(List.of("dnat ip to meta l4proto . th dport . numgen random mod " + k + " map @nodeport-endpoints-" + PickTree.bucket(k)),
                     g.chains().get("nodeport-pick-" + k).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
         }
     }
@@ -149,6 +150,59 @@ class NftRendererTest {
     }
 
     @Test
+    void endpointMapsAreSplitByCountSoThatFewRulesLookEachUp() {
+        Map<Integer, String> buckets = new java.util.LinkedHashMap<>();
+        for (int k = 1; k <= 8; k++) {
+            buckets.put(k, "1-8");
+        }
+        buckets.putAll(Map.of(9, "9-16", 16, "9-16", 17, "17-32", 64, "33-64", 65, "65-128", 128, "65-128"));
+        buckets.put(129, "129-256");
+        buckets.put(NftRenderer.MAX_PLAIN_PICK, (NftRenderer.MAX_PLAIN_PICK - 127) + "-" + NftRenderer.MAX_PLAIN_PICK);
+        buckets.forEach((k, b) -> assertEquals(b, PickTree.bucket(k), k + " endpoints"));
+        assertThrows(IllegalArgumentException.class, () -> PickTree.bucket(NftRenderer.MAX_PLAIN_PICK + 1));
+
+        // The kernel checks an element added to a map against every rule looking the map up: count them.
+        NftRenderer r = new NftRenderer(CFG);
+        ServicePort ten = svc("ten", "10.96.0.30", 30030, false, 600);
+        ServicePort large = svc("large", "10.96.0.31", 0, false, 0);
+        ProxyState st = new ProxyState(Map.of(ten.id(), ten, large.id(), large),
+                Map.of(ten.id(), manyEps(10), large.id(), manyEps(200)), NODE);
+        Fragment g = r.globals(IpFamily.V4, st);
+        Map<String, Integer> lookups = new HashMap<>();
+        Pattern ref = Pattern.compile("@(\\S+)");
+        g.chains().values().forEach(c -> c.rules().forEach(x -> {
+            Matcher m = ref.matcher(NftPrinter.ruleBody(x, g.sets()::get));
+            while (m.find()) {
+                lookups.merge(m.group(1), 1, Integer::sum);
+            }
+        }));
+        assertEquals(8 + 8, lookups.get("service-endpoints-1-8"), "8 leaves, 8 slot chains of the one timeout");
+        assertEquals(8 + 16, lookups.get("service-endpoints-9-16"), "8 leaves, 16 slot chains of the one timeout");
+        assertEquals(NftRenderer.MAX_SHARED_PICK, lookups.get("service-endpoints-129-256"), "the block's leaves");
+        for (String map : g.sets().keySet()) {
+            if (NftRenderer.endpointMapBase(map) != null) {
+                assertTrue(lookups.get(map) <= NftRenderer.MAX_SHARED_PICK / 2 + NftRenderer.MAX_SHARED_PICK, map + ": " + lookups.get(map));
+            }
+        }
+        assertFalse(g.sets().containsKey("service-endpoints-257-384"), "no map for a block nobody is in");
+        assertEquals(NftRenderer.SERVICE_ENDPOINTS, NftRenderer.endpointMapBase("service-endpoints-1-8"));
+        assertEquals(null, NftRenderer.endpointMapBase("service-endpoints-1-1"));
+        assertEquals(NftRenderer.NODEPORT_LOCAL_ENDPOINTS, NftRenderer.endpointMapBase("nodeport-local-endpoints-897-1024"));
+        assertEquals(null, NftRenderer.endpointMapBase(NftRenderer.SERVICE_ENDPOINTS_CHECK));
+        assertTrue(NftRenderer.COUNTED_SETS.contains("nodeport-endpoints-65-128"), "counters read every endpoint map");
+
+        // A port's endpoints are in its count's map; past the bucket they move to the next one.
+        Fragment sixteen = r.service(IpFamily.V4, ten, manyEps(16), NODE);
+        Fragment seventeen = r.service(IpFamily.V4, ten, manyEps(17), NODE, sixteen.slots());
+        assertEquals(16, sixteen.elements().get("service-endpoints-9-16").size());
+        assertEquals(16, sixteen.elements().get("nodeport-endpoints-9-16").size());
+        assertFalse(seventeen.elements().containsKey("service-endpoints-9-16"), "moved");
+        assertEquals(17, seventeen.elements().get("service-endpoints-17-32").size());
+        assertEquals(List.of("jump ip-sticky-600-check-32", "numgen random mod 17 vmap @ip-sticky-600-17-32-slots"),
+                g.chains().get("ip-sticky-600-pick-17").rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+    }
+
+    @Test
     void largerGroupsArePickedInBlocksOfTheTreeDeclaredWhileUsed() {
         NftRenderer r = new NftRenderer(CFG);
         int k = 2 * NftRenderer.MAX_SHARED_PICK + 44; // k - 1 = 128 * 2 + 43: block 2, bits 0, 1, 3 and 5
@@ -161,7 +215,7 @@ class NftRendererTest {
             boolean set = (43 & 1 << bit) != 0;
             assertEquals(set, keys(f, "ip-count-bit-" + bit).contains("10.96.0.20 . tcp . 80"), "bit " + bit);
         }
-        assertEquals(k, f.elements().get(NftRenderer.SERVICE_ENDPOINTS).size(), "one element an index");
+        assertEquals(k, f.elements().get("service-endpoints-257-384").size(), "one element an index, in the block's map");
 
         ProxyState st = new ProxyState(Map.of(big.id(), big), Map.of(big.id(), manyEps(k)), NODE);
         Fragment g = r.globals(IpFamily.V4, st);
@@ -226,7 +280,7 @@ class NftRendererTest {
         assertEquals(small.sets().size(), big.sets().size(), "sets are global: their number is constant");
         assertEquals(small.chains().size(), big.chains().size(), "chains are global: 500 services add none");
         assertEquals(small.ruleCount(), big.ruleCount(), "nor any rule");
-        assertEquals(500 * 3, big.sets().get(NftRenderer.SERVICE_ENDPOINTS).elements().size(), "only elements grow");
+        assertEquals(500 * 3, big.sets().get("service-endpoints-1-8").elements().size(), "only elements grow");
     }
 
     @Test
@@ -241,9 +295,9 @@ class NftRendererTest {
         assertEquals(List.of(np), f.elements().get("nodeport-count-bit-0").stream().map(SetElement::key).toList(),
                 "two cluster endpoints: 2 - 1 in the cluster tree's bits");
         assertFalse(f.elements().containsKey("nodeport-local-count-bit-0"), "one local endpoint: 1 - 1, no bit");
-        assertEquals(2, f.elements().get(NftRenderer.NODEPORT_ENDPOINTS).size(), "pods and the node pick among all");
+        assertEquals(2, f.elements().get("nodeport-endpoints-1-8").size(), "pods and the node pick among all");
         assertEquals(List.of(Data.value(MapKeys.endpoint(Inet.parse("10.244.1.2"), 8080))),
-                f.elements().get(NftRenderer.NODEPORT_LOCAL_ENDPOINTS).stream().map(SetElement::data).toList(),
+                f.elements().get("nodeport-local-endpoints-1-8").stream().map(SetElement::data).toList(),
                 "the rest among this node's");
         assertTrue(f.elements().get(NftRenderer.NODEPORT_MASQ) == null, "no masquerade for Local external traffic");
         assertFalse(f.elements().containsKey(NftRenderer.SERVICE_NODEPORTS), "not a plain port: the Local chain sorts it");
@@ -252,7 +306,8 @@ class NftRendererTest {
         Fragment none = r.service(IpFamily.V4, svc("np", "10.96.0.11", 30001, true, 0), eps(2, "node-b"), NODE);
         assertEquals(List.of(np), none.elements().get(NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT).stream().map(SetElement::key)
                 .toList(), "none here: external traffic dropped");
-        assertFalse(none.elements().containsKey(NftRenderer.NODEPORT_LOCAL_ENDPOINTS));
+        assertTrue(none.elements().keySet().stream().noneMatch(m -> NftRenderer.NODEPORT_LOCAL_ENDPOINTS.equals(
+                NftRenderer.endpointMapBase(m))), "no local endpoint: " + none.elements().keySet());
     }
 
     @Test
@@ -267,7 +322,7 @@ class NftRendererTest {
                 NftPrinter.ruleBody(g.chains().get(NftRenderer.IP_EXTERNAL_LOCAL).rules().get(3), n -> null));
         for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
             assertEquals(List.of("dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k
-                            + " map @local-endpoints"),
+                            + " map @local-endpoints-" + PickTree.bucket(k)),
                     g.chains().get("ip-local-pick-" + k).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
         }
     }
@@ -287,7 +342,7 @@ class NftRendererTest {
                 "the rest: in the local tree's");
         Fragment g = r.globals(IpFamily.V4, state(port));
         assertEquals(List.of("meta l4proto . th dport @sticky-local-nodeports-600 goto nodeport-local-sticky-600-pick-1",
-                        "dnat ip to meta l4proto . th dport . numgen random mod 1 map @nodeport-local-endpoints"),
+                        "dnat ip to meta l4proto . th dport . numgen random mod 1 map @nodeport-local-endpoints-1-8"),
                 g.chains().get("nodeport-local-pick-1").rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
         assertTrue(g.sets().containsKey("nodeport-local-affinity"), "its own memory of the local indices");
         Fragment clusterOnly = r.globals(IpFamily.V4, state(svc("np", "10.96.0.11", 30001, false, 600)));
@@ -365,20 +420,21 @@ class NftRendererTest {
                 .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
         // The tree's leaf for 3 sends a member of the sticky set on; the sticky leaf checks 4 indices, then draws.
         assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips-600 goto ip-sticky-600-pick-3",
-                "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 map @service-endpoints"), body.apply("ip-pick-3"));
-        assertEquals(List.of("jump ip-sticky-600-check-4", "numgen random mod 3 vmap @ip-sticky-600-slots"),
+                "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 map @service-endpoints-1-8"), body.apply("ip-pick-3"));
+        assertEquals(List.of("jump ip-sticky-600-check-4", "numgen random mod 3 vmap @ip-sticky-600-1-8-slots"),
                 body.apply("ip-sticky-600-pick-3"));
         List<String> checks = body.apply("ip-sticky-600-check-4");
         assertEquals(4, checks.size());
-        assertEquals("ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 @ip-affinity jump ip-sticky-600-slot-2",
+        assertEquals("ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 @ip-affinity jump ip-sticky-600-1-8-slot-2",
                 checks.get(2));
         assertEquals(List.of("update @ip-affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 timeout 600s }"
-                + " dnat ip to ip daddr . meta l4proto . th dport . 0x00000002 map @service-endpoints"), body.apply("ip-sticky-600-slot-2"));
-        assertEquals(NftRenderer.MAX_SHARED_PICK, g.elements().get("ip-sticky-600-slots").size(), "an index to its slot chain");
+                + " dnat ip to ip daddr . meta l4proto . th dport . 0x00000002 map @service-endpoints-1-8"),
+                body.apply("ip-sticky-600-1-8-slot-2"));
+        assertEquals(8, g.elements().get("ip-sticky-600-1-8-slots").size(), "an index below 8 to its slot chain");
         assertEquals(List.of("meta l4proto . th dport @sticky-nodeports-600 goto nodeport-sticky-600-pick-3",
-                "dnat ip to meta l4proto . th dport . numgen random mod 3 map @nodeport-endpoints"), body.apply("nodeport-pick-3"));
+                "dnat ip to meta l4proto . th dport . numgen random mod 3 map @nodeport-endpoints-1-8"), body.apply("nodeport-pick-3"));
         assertEquals(List.of("update @nodeport-affinity { ip saddr . meta l4proto . th dport . 0x00000000 timeout 600s }"
-                + " dnat ip to meta l4proto . th dport . 0x00000000 map @nodeport-endpoints"), body.apply("nodeport-sticky-600-slot-0"));
+                + " dnat ip to meta l4proto . th dport . 0x00000000 map @nodeport-endpoints-1-8"), body.apply("nodeport-sticky-600-1-8-slot-0"));
     }
 
     @Test

@@ -99,11 +99,11 @@ class SyncSpecificationTest {
         endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.4", "node-b")));
         assertEquals("""
                 delete element ip nftproxy hairpin { 0x0af401030af40103 }
-                delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000001000000 }
-                delete element ip nftproxy nodeport-endpoints { 0x060000007580000001000000 }
+                delete element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000001000000 }
+                delete element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000001000000 }
                 add element ip nftproxy hairpin { 0x0af401040af40104 }
-                add element ip nftproxy service-endpoints { 0x0a60000a060000000050000001000000 comment "shop/web:http" : 0x0af401041f900000 }
-                add element ip nftproxy nodeport-endpoints { 0x060000007580000001000000 comment "shop/web:http" : 0x0af401041f900000 }
+                add element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000001000000 comment "shop/web:http" : 0x0af401041f900000 }
+                add element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000001000000 comment "shop/web:http" : 0x0af401041f900000 }
                 """, sync(WEB));
     }
 
@@ -114,8 +114,8 @@ class SyncSpecificationTest {
                 delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
                 add element ip nftproxy hairpin { 0x0af401040af40104 }
-                add element ip nftproxy service-endpoints { 0x0a60000a060000000050000002000000 comment "shop/web:http" : 0x0af401041f900000 }
-                add element ip nftproxy nodeport-endpoints { 0x060000007580000002000000 comment "shop/web:http" : 0x0af401041f900000 }
+                add element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000002000000 comment "shop/web:http" : 0x0af401041f900000 }
+                add element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000002000000 comment "shop/web:http" : 0x0af401041f900000 }
                 add element ip nftproxy ip-count-bit-1 { 0x0a60000a0600000000500000 comment "shop/web:http" }
                 add element ip nftproxy nodeport-count-bit-1 { 0x0600000075800000 comment "shop/web:http" }
                 """, sync(WEB));
@@ -127,9 +127,9 @@ class SyncSpecificationTest {
         assertEquals("""
                 delete element ip nftproxy hairpin { 0x0af401030af40103 }
                 delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000001000000 }
+                delete element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000001000000 }
                 delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
-                delete element ip nftproxy nodeport-endpoints { 0x060000007580000001000000 }
+                delete element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000001000000 }
                 """, sync(WEB));
     }
 
@@ -140,10 +140,10 @@ class SyncSpecificationTest {
                 delete element ip nftproxy hairpin { 0x0af401020af40102, 0x0af401030af40103 }
                 delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
+                delete element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
                 delete element ip nftproxy service-nodeports { 0x0600000075800000 }
                 delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
-                delete element ip nftproxy nodeport-endpoints { 0x060000007580000000000000, 0x060000007580000001000000 }
+                delete element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000000000000, 0x060000007580000001000000 }
                 delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
                 add element ip nftproxy no-endpoint-reject { 0x0a60000a0600000000500000 comment "shop/web:http" }
                 add element ip nftproxy nodeport-no-endpoint-reject { 0x0600000075800000 comment "shop/web:http" }
@@ -159,7 +159,7 @@ class SyncSpecificationTest {
                 add element ip nftproxy cluster-ips { 0x0a60000b }
                 add element ip nftproxy cluster-ip-ports { 0x0a60000b0600000000500000 comment "shop/api:http" }
                 add element ip nftproxy service-ips { 0x0a60000b0600000000500000 comment "shop/api:http" }
-                add element ip nftproxy service-endpoints { 0x0a60000b060000000050000000000000 comment "shop/api:http" : 0x0af401051f900000 }
+                add element ip nftproxy service-endpoints-1-8 { 0x0a60000b060000000050000000000000 comment "shop/api:http" : 0x0af401051f900000 }
                 """, sync(API));
     }
 
@@ -173,10 +173,10 @@ class SyncSpecificationTest {
                 delete element ip nftproxy cluster-ip-ports { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy service-endpoints { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
+                delete element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
                 delete element ip nftproxy service-nodeports { 0x0600000075800000 }
                 delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
-                delete element ip nftproxy nodeport-endpoints { 0x060000007580000000000000, 0x060000007580000001000000 }
+                delete element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000000000000, 0x060000007580000001000000 }
                 delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
                 """, sync(WEB));
     }
@@ -201,7 +201,7 @@ class SyncSpecificationTest {
         String here = sync(WEB);
         here.lines().forEach(l -> assertTrue(l.startsWith("add element ") || l.startsWith("delete element "), l));
         assertTrue(here.contains("delete element ip nftproxy nodeport-no-local-endpoint { 0x0600000075800000 }"), here);
-        assertTrue(here.contains("add element ip nftproxy nodeport-local-endpoints { 0x060000007580000000000000 comment"
+        assertTrue(here.contains("add element ip nftproxy nodeport-local-endpoints-1-8 { 0x060000007580000000000000 comment"
                 + " \"shop/web:http\" : 0x0af400091f900000 }"), here);
     }
 
@@ -255,15 +255,16 @@ class SyncSpecificationTest {
     @Test
     void anElementSomeoneChangedFailsTheReassertionAndTheRetryRebuilds() throws Exception {
         // Someone points one of our endpoint elements somewhere else.
-        SetElement svc = kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS).get(0);
-        kernel.commit(new Transaction().delete(new Elements(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS, List.of(svc)))
-                .add(new Elements(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS,
+        String map = "service-endpoints-1-8"; // web's two endpoints
+        SetElement svc = kernel.listElements(Family.IP, "nftproxy", map).get(0);
+        kernel.commit(new Transaction().delete(new Elements(Family.IP, "nftproxy", map, List.of(svc)))
+                .add(new Elements(Family.IP, "nftproxy", map,
                         List.of(SetElement.of(svc.key(), Data.value(MapKeys.endpoint(ip("192.0.2.66"), 8080)))))));
         assertThrows(NftException.class, () -> syncer.sync(new ProxyState(services, endpoints, node), null));
         assertTrue(syncer.needsFull(), "what we hold is forgotten");
         SyncResult r = syncer.sync(new ProxyState(services, endpoints, node), null);
         assertTrue(r.elementsRecreated(), "rebuilt");
-        assertTrue(kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_ENDPOINTS).stream()
+        assertTrue(kernel.listElements(Family.IP, "nftproxy", map).stream()
                 .anyMatch(e -> e.key().equals(svc.key()) && e.data().equals(svc.data())), "the element as we had it");
     }
 }

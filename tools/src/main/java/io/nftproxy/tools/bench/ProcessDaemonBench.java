@@ -29,6 +29,7 @@ import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.NftRenderer;
 
 /**
  * The daemon as an operator runs it: {@code nftproxy run --manifests DIR} in a JVM of its own with
@@ -41,7 +42,6 @@ import io.nftproxy.proxy.model.ServicePortName;
 public final class ProcessDaemonBench {
     private static final Duration DEADLINE = Duration.ofMinutes(5);
     private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
-    private static final String ENDPOINT_MAP = "service-endpoints";
 
     /** Start to first full sync, sorted change latencies, heap after GC (-1: unknown), RSS, peak RSS. */
     public record Figures(long startNanos, long[] latencies, long heapBytes, long rssBytes, long peakRssBytes) {
@@ -117,7 +117,7 @@ public final class ProcessDaemonBench {
                 throw new IllegalStateException("the daemon exited (" + p.exitValue() + "): " + log.tail());
             }
             NftEvent e = mon.next(Duration.ofMillis(200));
-            if (e != null && e.type() == NftEvent.Type.ELEMENTS && !e.deleted() && ENDPOINT_MAP.equals(e.name())) {
+            if (e != null && e.type() == NftEvent.Type.ELEMENTS && !e.deleted() && NftRenderer.SERVICE_ENDPOINTS.equals(NftRenderer.endpointMapBase(e.name()))) {
                 for (SetElement el : ((Elements) e.object()).elements()) {
                     if (el.data() instanceof Data.Value v && v.bytes().length() >= address.length()
                             && v.bytes().slice(0, address.length()).equals(address)) {
