@@ -370,7 +370,7 @@ final class BenchCommand implements Callable<Integer> {
 
     /**
      * The same services as one YAML file, through {@code run --manifests DIR --once} in a fresh
-     * JVM started as bin/nftproxy starts it (the build's class-data-sharing archive, C1 only):
+     * JVM started as bin/nftproxy starts it (the build's class-data-sharing archive, both compiler tiers):
      * the wall clock a user sees, start-up and reading included. Peak RSS is sampled from /proc.
      */
     private void timeRunOnce(ProxyState state, String ours) throws Exception {
@@ -427,7 +427,7 @@ final class BenchCommand implements Callable<Integer> {
         return named != null ? Path.of(named) : Path.of(BenchCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath());
     }
 
-    /** This JVM's java and the product jar, with the options bin/nftproxy gives a one-shot command. */
+    /** This JVM's java and the product jar, with the options bin/nftproxy gives {@code run --once}. */
     static List<String> freshJvm() {
         String java = ProcessHandle.current().info().command().orElse("java");
         Path jar = productJar();
@@ -436,7 +436,7 @@ final class BenchCommand implements Callable<Integer> {
         if (Files.isRegularFile(jar) && Files.isRegularFile(jsa)) {
             cmd.addAll(List.of("-XX:SharedArchiveFile=" + jsa, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"));
         }
-        cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseParallelGC", "-cp", jar.toString(), Main.class.getName()));
+        cmd.addAll(List.of("-XX:+UseParallelGC", "-cp", jar.toString(), Main.class.getName()));
         return cmd;
     }
 
