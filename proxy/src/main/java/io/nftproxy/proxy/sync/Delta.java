@@ -149,6 +149,12 @@ final class Delta {
      * services a first sync in batches held 115 MB more after it than in one transaction).
      */
     private void computeAddedElements() {
+        // Each set's table of the batch sized for all of the batch's elements at once: grown from
+        // its first fragment's, it was rehashed a dozen times per set and batch.
+        Map<String, Integer> expected = new HashMap<>();
+        for (Fragment f : replaced.values()) {
+            f.elements().forEach((set, els) -> expected.merge(set, els.size(), Integer::sum));
+        }
         Map<String, ElementTable> seen = new HashMap<>();
         Map<String, List<PackedElements>> adds = new LinkedHashMap<>();
         for (Fragment f : replaced.values()) {
@@ -157,7 +163,7 @@ final class Delta {
                 PackedElements list = PackedElements.copyOf(els.getValue());
                 addedLists.computeIfAbsent(set, k -> new ArrayList<>()).add(list);
                 ElementTable held = state.elements.get(set);
-                ElementTable batch = seen.computeIfAbsent(set, k -> new ElementTable(list.size()));
+                ElementTable batch = seen.computeIfAbsent(set, k -> new ElementTable(expected.get(k)));
                 adds.computeIfAbsent(set, k -> new ArrayList<>()).add(newOnes(list,
                         i -> (held == null || held.find(list.bytes(), list.offset(i)) < 0) && batch.addOrCount(list, i)));
             }
