@@ -55,7 +55,7 @@ final class GlobalChains extends RenderPart {
             stickyTimeouts.stream().filter(t -> t.local() == kind.local).forEach(t -> ofTree.add(t.seconds()));
             new PickTree(b, kind, ofTree, demanded).declare();
             for (long timeout : ofTree) {
-                new StickyPick(b, kind, timeout).declare();
+                new StickyPick(b, kind, timeout, demanded).declare();
             }
         }
         return b.fragment();

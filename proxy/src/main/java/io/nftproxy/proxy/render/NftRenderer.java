@@ -74,8 +74,8 @@ public final class NftRenderer {
     public static final int MAX_SHARED_PICK = 128;
     /**
      * Endpoint counts picked by shared chains: above MAX_SHARED_PICK in blocks declared while in
-     * use (PickTree), without affinity; larger groups, and sticky ones above MAX_SHARED_PICK, get
-     * chains of their own. Each block adds a lookup to every plain port's new connection, so
+     * use (PickTree), and their sticky chains per timeout and block (StickyPick); larger groups
+     * get chains of their own. Each block adds a lookup to every plain port's new connection, so
      * they stop at eight.
      */
     public static final int MAX_PLAIN_PICK = 8 * MAX_SHARED_PICK;

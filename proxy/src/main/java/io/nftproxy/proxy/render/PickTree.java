@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
+import java.util.stream.Stream;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -63,19 +64,23 @@ final class PickTree extends RenderPart {
      * externalTrafficPolicy Local port picks among (its frontend is counted in both).
      */
     enum Kind {
-        IP("ip", true, false), NODEPORT("nodeport", false, false),
-        IP_LOCAL("ip-local", true, true), NODEPORT_LOCAL("nodeport-local", false, true);
+        IP("ip", true, false, NftRenderer.SERVICE_ENDPOINTS),
+        NODEPORT("nodeport", false, false, NftRenderer.NODEPORT_ENDPOINTS),
+        IP_LOCAL("ip-local", true, true, NftRenderer.LOCAL_ENDPOINTS),
+        NODEPORT_LOCAL("nodeport-local", false, true, NftRenderer.NODEPORT_LOCAL_ENDPOINTS);
 
         final String prefix;
         /** Keyed by "address . protocol . port" (IP ports), else by "protocol . port" (NodePorts). */
         final boolean ip;
         /** Over this node's endpoints (external traffic of policy Local). */
         final boolean local;
+        private final String endpointsBase;
 
-        Kind(String prefix, boolean ip, boolean local) {
+        Kind(String prefix, boolean ip, boolean local, String endpointsBase) {
             this.prefix = prefix;
             this.ip = ip;
             this.local = local;
+            this.endpointsBase = endpointsBase;
         }
 
         /** The tree of the same kind of frontend over this node's endpoints. */
@@ -109,12 +114,7 @@ final class PickTree extends RenderPart {
 
         /** What the names of this kind's endpoint maps start with. */
         String endpointsBase() {
-            return switch (this) {
-                case IP -> NftRenderer.SERVICE_ENDPOINTS;
-                case NODEPORT -> NftRenderer.NODEPORT_ENDPOINTS;
-                case IP_LOCAL -> NftRenderer.LOCAL_ENDPOINTS;
-                case NODEPORT_LOCAL -> NftRenderer.NODEPORT_LOCAL_ENDPOINTS;
-            };
+            return endpointsBase;
         }
 
         /**
@@ -122,7 +122,10 @@ final class PickTree extends RenderPart {
          * one per {@link #bucket} of counts, e.g. {@code service-endpoints-9-16}.
          */
         String endpoints(int k) {
-            return endpointsBase() + "-" + bucket(k);
+            if (k < 1 || k > MAX_PLAIN_PICK) {
+                throw new IllegalArgumentException("no shared endpoint map for " + k + " endpoints");
+            }
+            return EndpointMapNames.BY_KIND[ordinal()][k];
         }
 
         /** The endpoint maps of every bucket up to MAX_SHARED_PICK, and of the blocks in use. */
@@ -199,6 +202,25 @@ final class PickTree extends RenderPart {
         return out;
     }
 
+    /**
+     * {@link Kind#endpoints}'s names by kind and count, one string per bucket: asked for every
+     * frontend of every port rendered (millions in a first sync at 100k services). A class of its
+     * own, set up on first use, once Kind's constants exist.
+     */
+    private static final class EndpointMapNames {
+        static final String[][] BY_KIND = new String[Kind.values().length][];
+
+        static {
+            for (Kind kind : Kind.values()) {
+                String[] names = new String[MAX_PLAIN_PICK + 1];
+                for (int k = 1; k <= MAX_PLAIN_PICK; k++) {
+                    names[k] = k > 1 && bucketLow(bucketHigh(k)) != k ? names[k - 1] : kind.endpointsBase + "-" + bucket(k);
+                }
+                BY_KIND[kind.ordinal()] = names;
+            }
+        }
+    }
+
     /** Each endpoint map the trees may have, to its kind's {@link Kind#endpointsBase}. */
     private static final Map<String, String> ENDPOINT_MAP_BASES = endpointMapBases();
 
@@ -229,6 +251,8 @@ final class PickTree extends RenderPart {
     private final SortedSet<Long> stickyTimeouts;
     /** The blocks above the first that ports' counts are in ({@link Kind#blockSet}), ascending. */
     private final List<Integer> blocks = new ArrayList<>();
+    /** The on-demand sets the services fill ({@link #isBlockSet}): the blocks', and sticky ports' in them. */
+    private final Set<String> demanded;
 
     /**
      * @param demanded the block sets the services fill, of every kind (the others' are ignored)
@@ -237,6 +261,7 @@ final class PickTree extends RenderPart {
         super(b);
         this.kind = kind;
         this.stickyTimeouts = stickyTimeouts;
+        this.demanded = demanded;
         for (int block = 1; block < BLOCKS; block++) {
             if (demanded.contains(kind.blockSet(block))) {
                 blocks.add(block);
@@ -244,16 +269,18 @@ final class PickTree extends RenderPart {
         }
     }
 
-    private static final List<String> BLOCK_SET_PREFIXES =
-            Arrays.stream(Kind.values()).map(k -> k.prefix + "-count-block-").toList();
+    /** The block sets' names start with one of these: the trees' count blocks, and the sticky ports' in them. */
+    private static final List<String> BLOCK_SET_PREFIXES = Arrays.stream(Kind.values())
+            .flatMap(k -> Stream.of(k.prefix + "-count-block-", StickyPick.membersPrefix(k))).toList();
 
     /**
-     * Whether a set is a block set of some tree: declared only while a port fills it. Asked of
-     * every set name of every fragment a sync sends or records (two million at 100k services),
-     * so it allocates nothing.
+     * Whether a set is a block set of some tree ({@link Kind#blockSet}, {@link
+     * StickyPick#blockMembers}): declared only while a port fills it. Asked of every set name of
+     * every fragment a sync sends or records (two million at 100k services), so it allocates
+     * nothing.
      */
     static boolean isBlockSet(String name) {
-        if (!name.contains("-count-block-")) {
+        if (!name.contains("-block-")) {
             return false;
         }
         for (String prefix : BLOCK_SET_PREFIXES) {
@@ -299,14 +326,22 @@ final class PickTree extends RenderPart {
             rules.add(b.rule(kind.leaf(k), p.pickEndpoint(key(), kind.endpoints(k), k)));
             b.chain(Chain.regular(nf, t, kind.leaf(k)), rules);
         }
-        // A block's leaves have no sticky rule: a sticky port that large has chains of its own
-        // (ServiceChains), as StickyPick remembers indices up to MAX_SHARED_PICK.
+        // A block's leaves send on a sticky port of the block's set of its timeout, declared
+        // (with its chains, StickyPick) only while such a port fills it.
         for (int block : blocks) {
             int lo = block * MAX_SHARED_PICK + 1;
             chains(lo, lo + MAX_SHARED_PICK - 1, List.of());
+            List<Long> sticky = stickyTimeouts.stream()
+                    .filter(timeout -> demanded.contains(StickyPick.blockMembers(kind, timeout, block))).toList();
             for (int k = lo; k < lo + MAX_SHARED_PICK; k++) {
-                b.chain(Chain.regular(nf, t, kind.leaf(k)), List.of(b.rule(kind.leaf(k),
-                        p.pickEndpoint(key(), kind.endpoints(k), k))));
+                List<Rule> rules = new ArrayList<>();
+                for (long timeout : sticky) {
+                    rules.add(b.rule(kind.leaf(k), concat(concat(key(),
+                            RuleParts.lookup(StickyPick.blockMembers(kind, timeout, block))),
+                            verdict(Verdict.goTo(StickyPick.leaf(kind, timeout, k))))));
+                }
+                rules.add(b.rule(kind.leaf(k), p.pickEndpoint(key(), kind.endpoints(k), k)));
+                b.chain(Chain.regular(nf, t, kind.leaf(k)), rules);
             }
         }
     }
@@ -314,15 +349,13 @@ final class PickTree extends RenderPart {
     /** A map from "frontend . index" to "endpoint address . port" for a bucket of counts. */
     private NftSet endpointMap(String name) {
         DataType a = b.addr();
-        DataType endpoint = DataType.concat(List.of(a, DataType.INET_SERVICE));
+        List<DataType> key = kind.ip ? List.of(a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK)
+                : List.of(DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK);
+        String frontend = (kind.local ? "policy Local " : kind.ip ? "service " : "") + (kind.ip ? "IP port" : "NodePort");
         String counts = name.substring(kind.endpointsBase().length() + 1);
-        return kind.ip
-                ? new NftSet(nf, t, name, List.of(a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK), endpoint, 0, 0,
-                        (kind.local ? "policy Local IP port . index to this node's" : "service IP port . index to")
-                                + " endpoint address . port, for " + counts + " endpoints")
-                : new NftSet(nf, t, name, List.of(DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK), endpoint, 0, 0,
-                        (kind.local ? "policy Local NodePort . index to this node's" : "NodePort . index to")
-                                + " endpoint address . port, for " + counts + " endpoints");
+        return new NftSet(nf, t, name, key, DataType.concat(List.of(a, DataType.INET_SERVICE)), 0, 0,
+                frontend + " . index to " + (kind.local ? "this node's " : "") + "endpoint address . port, for "
+                        + counts + " endpoints");
     }
 
     private NftSet kindSet(String name) {

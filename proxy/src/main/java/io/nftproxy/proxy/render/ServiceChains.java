@@ -36,16 +36,14 @@ final class ServiceChains extends RenderPart {
     }
 
     /**
-     * Whether a port needs chains of its own: a group too large for the shared trees' blocks, or
-     * with ClientIP affinity larger than the tree whose indices the sticky chains remember; or the
-     * external Local policy without cluster endpoints, whose shared chain sends pods and the node
+     * Whether a port needs chains of its own: a group too large for the shared trees' blocks
+     * (with or without ClientIP affinity); or the external Local policy without cluster endpoints, whose shared chain sends pods and the node
      * to the cluster tree, which such a port is not in.
      */
     static boolean needed(ServicePlan plan) {
         int largest = Math.max(plan.clusterEndpoints().size(), plan.localEndpoints().size());
         return plan.external() == Target.EXTERNAL_LOCAL && plan.clusterEndpoints().isEmpty()
-                || largest > MAX_PLAIN_PICK
-                || largest > MAX_SHARED_PICK && NftRenderer.stickyTimeout(plan.svc()) != 0;
+                || largest > MAX_PLAIN_PICK;
     }
 
     /** The picking chains of the port's cluster and local endpoints, the external chain, and the map elements to them. */

@@ -106,13 +106,14 @@ final class ServiceData extends RenderPart {
 
     /**
      * A frontend in one tree: its count in the tree's bit sets, its endpoints by index in the
-     * tree's map for its count, and with affinity a member of the tree's sticky set of its timeout.
+     * tree's map for its count, and with affinity a member of the tree's sticky set of its timeout
+     * (of its timeout and block, past MAX_SHARED_PICK endpoints).
      */
     private void inTree(PickTree.Kind kind, Bytes key, List<Endpoint> eps, long stickySeconds) {
         PickTree.count(b, kind, key, eps.size());
         endpoints(kind.endpoints(eps.size()), key, eps);
         if (stickySeconds != 0) {
-            b.element(StickyPick.members(kind, stickySeconds), SetElement.of(key));
+            b.element(StickyPick.membersFor(kind, stickySeconds, eps.size()), SetElement.of(key));
         }
     }
 

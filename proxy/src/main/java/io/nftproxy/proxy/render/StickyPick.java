@@ -7,6 +7,7 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -45,15 +46,33 @@ import io.nftproxy.netlink.nft.expr.Immediate;
  * a client reaching one sticky service through two of its frontends may be sent to two endpoints.
  * And when an endpoint goes, the clients of the endpoint that takes its index lose their
  * affinity once (kube-proxy moves only the removed endpoint's clients).
+ *
+ * <p>A sticky port past MAX_SHARED_PICK endpoints, in block h of the trees ({@link PickTree}), is
+ * a member of {@code sticky-ips-T-block-h} instead of {@code sticky-ips-T}: the set the block's
+ * leaves test, and what makes the globals declare that block's sticky chains for T (a check of
+ * 128·(h+1) indices, as many slot chains on the block's endpoint map, its slots map, and the
+ * leaves for the block's counts), only while some sticky port of T is in the block. They cost a
+ * few hundred chains; declared for every timeout and block in use, a cluster with one large
+ * plain service and one small sticky one would carry them for nothing.
  */
 final class StickyPick extends RenderPart {
     private final PickTree.Kind kind;
     private final long timeoutSeconds;
+    /** The blocks above the first with a sticky port of this kind and timeout ({@link #blockMembers}), ascending. */
+    private final List<Integer> blocks = new ArrayList<>();
 
-    StickyPick(FragmentBuilder b, PickTree.Kind kind, long timeoutSeconds) {
+    /**
+     * @param demanded the on-demand sets the services fill, of every kind and timeout (the others' are ignored)
+     */
+    StickyPick(FragmentBuilder b, PickTree.Kind kind, long timeoutSeconds, Set<String> demanded) {
         super(b);
         this.kind = kind;
         this.timeoutSeconds = timeoutSeconds;
+        for (int block = 1; block < PickTree.BLOCKS; block++) {
+            if (demanded.contains(blockMembers(kind, timeoutSeconds, block))) {
+                blocks.add(block);
+            }
+        }
     }
 
     /** The set of this kind's frontends with this timeout (ports with affinity that are only data). */
@@ -63,7 +82,26 @@ final class StickyPick extends RenderPart {
 
     /** {@link #members()} by name alone, for the services' elements and the tree's leaves. */
     static String members(PickTree.Kind kind, long timeoutSeconds) {
-        return "sticky-" + (kind.local ? "local-" : "") + (kind.ip ? "ips" : "nodeports") + "-" + timeoutSeconds;
+        return membersPrefix(kind) + timeoutSeconds;
+    }
+
+    /** What the names of this kind's sticky sets start with. */
+    static String membersPrefix(PickTree.Kind kind) {
+        return "sticky-" + (kind.local ? "local-" : "") + (kind.ip ? "ips" : "nodeports") + "-";
+    }
+
+    /**
+     * The set of this kind's frontends with this timeout whose endpoint count is in block {@code
+     * block} of the tree (128·block + 1 to 128·(block + 1)): declared while some port fills it.
+     */
+    static String blockMembers(PickTree.Kind kind, long timeoutSeconds, int block) {
+        return members(kind, timeoutSeconds) + "-block-" + block;
+    }
+
+    /** The set a sticky frontend of k endpoints is a member of: its timeout's, or its block's. */
+    static String membersFor(PickTree.Kind kind, long timeoutSeconds, int k) {
+        int block = (k - 1) / MAX_SHARED_PICK;
+        return block == 0 ? members(kind, timeoutSeconds) : blockMembers(kind, timeoutSeconds, block);
     }
 
     /** The set the kernel writes a client's "client . frontend . index" into. */
@@ -88,6 +126,7 @@ final class StickyPick extends RenderPart {
         return prefix(kind, timeoutSeconds) + "-pick-" + k;
     }
 
+    /** The chain that looks the client up at each index below n, in order. */
     private String check(int n) {
         return prefix() + "-check-" + n;
     }
@@ -124,30 +163,63 @@ final class StickyPick extends RenderPart {
         b.unmanaged.add(affinity());
         // Per endpoint bucket: the slots and their map.
         for (int hi : PickTree.sharedBuckets()) {
-            b.set(NftSet.map(nf, t, slots(hi), DataType.VERDICT, DataType.MARK).withComment(
-                    "index to the chain that remembers it and DNATs to its endpoint, for " + PickTree.bucket(hi) + " endpoints"));
-            for (int i = 0; i < hi; i++) {
-                b.element(slots(hi), SetElement.of(Bytes.host32(i), Verdict.goTo(slot(hi, i))));
-                List<Expr> remember = RuleParts.remember(clientKey(i), affinity(), timeoutSeconds * 1000L);
-                b.chain(Chain.regular(nf, t, slot(hi, i)), List.of(b.rule(slot(hi, i),
-                        concat(remember, p.endpointAt(frontend(0), kind.endpoints(hi), i)))));
-            }
+            declareSlots(hi);
         }
         // Per power of two n: the check of the indices below n, each to its slot in n's bucket.
         for (int n = 1; n <= MAX_SHARED_PICK; n *= 2) {
-            int hi = PickTree.bucketHigh(n);
-            List<Rule> checks = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                checks.add(b.rule(check(n), concat(concat(clientKey(i), RuleParts.lookup(affinity())),
-                        verdict(Verdict.jump(slot(hi, i))))));
-            }
-            b.chain(Chain.regular(nf, t, check(n)), checks);
+            declareCheck(n, PickTree.bucketHigh(n));
         }
         for (int k = 1; k <= MAX_SHARED_PICK; k++) {
-            b.chain(Chain.regular(nf, t, leaf(k)), List.of(
-                    b.rule(leaf(k), List.of(verdict(Verdict.jump(check(Integer.highestOneBit(2 * k - 1)))))),
-                    b.rule(leaf(k), RuleParts.randomIndexVmap(k, slots(PickTree.bucketHigh(k))))));
+            declareLeaf(k, Integer.highestOneBit(2 * k - 1));
         }
+        // Per block with a sticky port: its set, slots and check of every index up to the block's
+        // highest count (a client may remember any of them), and its leaves.
+        for (int block : blocks) {
+            int lo = block * MAX_SHARED_PICK + 1;
+            int hi = lo + MAX_SHARED_PICK - 1;
+            String members = blockMembers(kind, timeoutSeconds, block);
+            NftSet set = kind.ip ? NftSet.set(nf, t, members, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    : NftSet.set(nf, t, members, DataType.INET_PROTO, DataType.INET_SERVICE);
+            b.set(set.withComment(whose(kind.ip ? "IP ports" : "NodePorts") + " with ClientIP affinity of "
+                    + timeoutSeconds + " s and " + lo + " to " + hi + " endpoints"));
+            declareSlots(hi);
+            declareCheck(hi, hi);
+            for (int k = lo; k <= hi; k++) {
+                declareLeaf(k, hi);
+            }
+        }
+    }
+
+    /** The slot chains of the indices of bucket {@code hi} (below hi), on its endpoint map, and the map to them. */
+    private void declareSlots(int hi) {
+        b.set(NftSet.map(nf, t, slots(hi), DataType.VERDICT, DataType.MARK).withComment(
+                "index to the chain that remembers it and DNATs to its endpoint, for " + PickTree.bucket(hi) + " endpoints"));
+        for (int i = 0; i < hi; i++) {
+            b.element(slots(hi), SetElement.of(Bytes.host32(i), Verdict.goTo(slot(hi, i))));
+            List<Expr> remember = RuleParts.remember(clientKey(i), affinity(), timeoutSeconds * 1000L);
+            b.chain(Chain.regular(nf, t, slot(hi, i)), List.of(b.rule(slot(hi, i),
+                    concat(remember, p.endpointAt(frontend(0), kind.endpoints(hi), i)))));
+        }
+    }
+
+    /** The check of the indices below n, each jumping to its slot chain in bucket {@code hi}. */
+    private void declareCheck(int n, int hi) {
+        List<Rule> checks = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            checks.add(b.rule(check(n), concat(concat(clientKey(i), RuleParts.lookup(affinity())),
+                    verdict(Verdict.jump(slot(hi, i))))));
+        }
+        b.chain(Chain.regular(nf, t, check(n)), checks);
+    }
+
+    /**
+     * The leaf for k endpoints: the check of the indices below n (the client's remembered index,
+     * if still one of the port's), else a draw among k through the slots of k's bucket.
+     */
+    private void declareLeaf(int k, int n) {
+        b.chain(Chain.regular(nf, t, leaf(k)), List.of(
+                b.rule(leaf(k), List.of(verdict(Verdict.jump(check(n))))),
+                b.rule(leaf(k), RuleParts.randomIndexVmap(k, slots(PickTree.bucketHigh(k))))));
     }
 
     /** "IP ports", or "IP ports of policy Local (their external traffic)" for the local trees'. */

@@ -58,13 +58,13 @@ class ServiceCountersTest {
         // externalTrafficPolicy Local with no endpoint on this node: its NodePort drops.
         ServicePort local = ServicePort.builder(LOCAL, 80).clusterIPs(List.of(ip("10.96.0.13"))).nodePort(30082)
                 .externalPolicyLocal(true).build();
-        // The same, sticky, with more endpoints than the sticky chains remember has chains of its
-        // own, whose rules count in chain-endpoints.
+        // The same, sticky, with more endpoints than the shared trees pick among has chains of
+        // its own, whose rules count in chain-endpoints.
         ServicePort bigLocal = ServicePort.builder(BIG_LOCAL, 80).clusterIPs(List.of(ip("10.96.0.14"))).nodePort(30083)
                 .externalPolicyLocal(true).affinitySeconds(600).build();
         List<Endpoint> big = new ArrayList<>();
-        for (int i = 0; i <= NftRenderer.MAX_SHARED_PICK; i++) {
-            big.add(Endpoint.ready(ip("10.244.2." + (i + 2)), 8080, "node-b"));
+        for (int i = 0; i <= NftRenderer.MAX_PLAIN_PICK; i++) {
+            big.add(Endpoint.ready(ip("10.244." + (2 + i / 250) + "." + (2 + i % 250)), 8080, "node-b"));
         }
         return new ProxyState(Map.of(WEB, web, STICKY, sticky, EMPTY, empty, LOCAL, local, BIG_LOCAL, bigLocal),
                 Map.of(WEB, webEndpoints, STICKY, List.of(Endpoint.ready(ip("10.244.1.5"), 5353, "node-b")),

@@ -112,4 +112,79 @@ class ManyEndpointsKernelTest {
             answers(topo, client, Topology.NODE_IP, 30050, 10, most);
         }
     }
+
+    static final ServicePortName STICKY = new ServicePortName("default", "many-sticky", "http", Protocol.TCP);
+
+    static ProxyState sticky(int endpoints) {
+        ServicePort svc = ServicePort.builder(STICKY, 80).clusterIPs(List.of(Inet.parse("10.96.0.51"))).nodePort(30051)
+                .affinitySeconds(60).build();
+        List<Endpoint> eps = new ArrayList<>();
+        for (int i = 0; i < endpoints; i++) {
+            eps.add(Endpoint.ready(Inet.parse(POD), FIRST_PORT + i, "node-b"));
+        }
+        return new ProxyState(Map.of(STICKY, svc), Map.of(STICKY, eps), NodeInfo.named("node-a"));
+    }
+
+    /** Each client's endpoint through the sticky ClusterIP, asked twice (both must agree), each one of the first {@code endpoints}. */
+    static Map<String, String> chosen(Topology topo, Netns clients, List<String> ips, int endpoints) throws Exception {
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        for (String c : ips) {
+            Topology.Outcome first = topo.tcp(clients, c, "10.96.0.51", 80);
+            assertEquals(ANSWERED, first.result(), c + ": " + first);
+            int port = Integer.parseInt(first.answeredBy().substring(first.answeredBy().lastIndexOf(':') + 1));
+            assertTrue(port >= FIRST_PORT && port < FIRST_PORT + endpoints, "a current endpoint (" + endpoints + "): " + first);
+            assertEquals(first.answeredBy(), topo.tcp(clients, c, "10.96.0.51", 80).answeredBy(), "client " + c + " sticks");
+            out.put(c, first.answeredBy());
+        }
+        return out;
+    }
+
+    @Test
+    void stickyGroupsPastTheTreeAreDataAndKeepTheirClients() throws Exception {
+        ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse(Topology.NODE_IP)))
+                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16")))
+                .build();
+        List<String> ips = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            ips.add("10.244.3." + (100 + i));
+        }
+        int k = NftRenderer.MAX_SHARED_PICK + 12;
+        try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
+            for (int i = 0; i < k + 1; i++) {
+                topo.serve(POD, FIRST_PORT + i);
+            }
+            Netns clients = topo.pod(ips.toArray(new String[0]));
+            Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
+            syncer.sync(sticky(k), null);
+            String chains = topo.node.exec("nft", "list", "chains", "ip");
+            assertFalse(chains.contains("svc-"), "no chain of its own");
+            assertTrue(chains.contains("chain ip-sticky-60-check-256 "), chains);
+            assertTrue(sets(topo).contains("set sticky-ips-60-block-1 "), sets(topo));
+            Map<String, String> before = chosen(topo, clients, ips, k);
+            assertTrue(Set.copyOf(before.values()).size() >= 6, "12 clients spread over " + k + " endpoints: " + before);
+            Topology.Outcome viaNodePort = topo.tcp(topo.ext, null, Topology.NODE_IP, 30051);
+            assertEquals(ANSWERED, viaNodePort.result(), "the NodePort: " + viaNodePort);
+            assertEquals(viaNodePort.answeredBy(), topo.tcp(topo.ext, null, Topology.NODE_IP, 30051).answeredBy(),
+                    "the outside client sticks through the NodePort");
+
+            // An endpoint added within the block: elements only, every client keeps its endpoint.
+            SyncResult grown = syncer.sync(sticky(k + 1), Set.of(STICKY));
+            assertEquals(0, grown.changedChains(), "an endpoint added to a sticky port past 128 changes no chain");
+            assertEquals(before, chosen(topo, clients, ips, k + 1));
+
+            // Out of the block: its sticky chains go with their last port; clients whose endpoint
+            // stayed keep it, the others are picked for again among the current ones.
+            int fewer = NftRenderer.MAX_SHARED_PICK - 8;
+            syncer.sync(sticky(fewer), Set.of(STICKY));
+            assertFalse(topo.node.exec("nft", "list", "chains", "ip").contains("ip-sticky-60-check-256"));
+            assertFalse(sets(topo).contains("sticky-ips-60-block-1"), sets(topo));
+            Map<String, String> after = chosen(topo, clients, ips, fewer);
+            for (String c : ips) {
+                int had = Integer.parseInt(before.get(c).substring(before.get(c).lastIndexOf(':') + 1));
+                if (had < FIRST_PORT + fewer) {
+                    assertEquals(before.get(c), after.get(c), "client " + c + " keeps its endpoint, which stayed");
+                }
+            }
+        }
+    }
 }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -238,10 +239,55 @@ class NftRendererTest {
 
         assertFalse(r.service(IpFamily.V4, big, manyEps(NftRenderer.MAX_PLAIN_PICK + 1), NODE).chains().isEmpty(),
                 "past the last block: chains of its own");
-        ServicePort stickyBig = ServicePort.builder(big.id(), 80).clusterIPs(List.of(Inet.parse("10.96.0.20")))
-                .affinitySeconds(600).build();
-        assertFalse(r.service(IpFamily.V4, stickyBig, manyEps(NftRenderer.MAX_SHARED_PICK + 1), NODE).chains().isEmpty(),
-                "sticky past the tree: chains of its own (the sticky chains remember indices up to 128)");
+    }
+
+    @Test
+    void stickyPortsPastTheTreeAreDataWithChainsPerTimeoutAndBlockDeclaredWhileUsed() {
+        NftRenderer r = new NftRenderer(CFG);
+        int k = NftRenderer.MAX_SHARED_PICK + 3; // block 1, k - 1 = 128 + 2: bit 1
+        ServicePort stickyBig = ServicePort.builder(new ServicePortName("default", "sticky-big", "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.21"))).nodePort(30021).affinitySeconds(600).build();
+        Fragment f = r.service(IpFamily.V4, stickyBig, manyEps(k), NODE);
+        assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
+        assertEquals(Set.of("ip-count-block-1", "nodeport-count-block-1", "sticky-ips-600-block-1", "sticky-nodeports-600-block-1"),
+                NftRenderer.onDemandSets(f));
+        assertEquals(List.of("10.96.0.21 . tcp . 80"), keys(f, "sticky-ips-600-block-1"));
+        assertFalse(f.elements().containsKey("sticky-ips-600"), "a member of its block's sticky set only");
+        assertEquals(k, f.elements().get("service-endpoints-129-256").size());
+
+        ProxyState st = new ProxyState(Map.of(stickyBig.id(), stickyBig), Map.of(stickyBig.id(), manyEps(k)), NODE);
+        Fragment g = r.globals(IpFamily.V4, st);
+        assertEquals(NftRenderer.onDemandSets(f), NftRenderer.onDemandDeclared(g));
+        Function<String, List<String>> body = chain -> g.chains().get(chain).rules().stream()
+                .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
+        // The block's leaf sends the block's sticky ports of 600 s on; the rest draws as before.
+        List<String> leaf = body.apply("ip-pick-" + k);
+        assertEquals(2, leaf.size(), leaf.toString());
+        assertEquals("ip daddr . meta l4proto . th dport @sticky-ips-600-block-1 goto ip-sticky-600-pick-" + k, leaf.get(0));
+        assertEquals(List.of("jump ip-sticky-600-check-256", "numgen random mod " + k + " vmap @ip-sticky-600-129-256-slots"),
+                body.apply("ip-sticky-600-pick-" + k));
+        // The check covers every index of the block (a client may remember any), in order.
+        List<String> check = body.apply("ip-sticky-600-check-256");
+        assertEquals(2 * NftRenderer.MAX_SHARED_PICK, check.size());
+        assertEquals("ip saddr . ip daddr . meta l4proto . th dport . 0x000000ff @ip-affinity jump ip-sticky-600-129-256-slot-255",
+                check.get(255));
+        assertEquals(List.of("update @ip-affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x00000080 timeout 600s }"
+                + " dnat ip to ip daddr . meta l4proto . th dport . 0x00000080 map @service-endpoints-129-256"),
+                body.apply("ip-sticky-600-129-256-slot-128"));
+        assertEquals(2 * NftRenderer.MAX_SHARED_PICK, g.elements().get("ip-sticky-600-129-256-slots").size());
+
+        // A plain port in the block: the block's tree, no sticky chains for it.
+        ServicePort plainBig = ServicePort.builder(new ServicePortName("default", "big", "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.20"))).build();
+        ServicePort small = ServicePort.builder(new ServicePortName("default", "small", "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.22"))).affinitySeconds(600).build();
+        ProxyState mixed = new ProxyState(Map.of(plainBig.id(), plainBig, small.id(), small),
+                Map.of(plainBig.id(), manyEps(k), small.id(), manyEps(2)), NODE);
+        Fragment h = r.globals(IpFamily.V4, mixed);
+        assertEquals(Set.of("ip-count-block-1"), NftRenderer.onDemandDeclared(h));
+        assertFalse(h.chains().containsKey("ip-sticky-600-check-256"), "no sticky port in the block: none of its chains");
+        assertTrue(h.chains().containsKey("ip-sticky-600-check-128"));
+        assertEquals(1, h.chains().get("ip-pick-" + k).rules().size(), "the block's leaf only draws");
     }
 
     @Test
@@ -440,10 +486,10 @@ class NftRendererTest {
     @Test
     void aStickyServiceWithChainsOfItsOwnRemembersTheEndpointInOneSet() {
         NftRenderer r = new NftRenderer(CFG);
-        int k = NftRenderer.MAX_SHARED_PICK + 1; // more than the shared chains pick among: chains of its own
+        int k = NftRenderer.MAX_PLAIN_PICK + 1; // more than the shared chains pick among: chains of its own
         ServicePort sticky = ServicePort.builder(new ServicePortName("default", "sticky", "http", Protocol.TCP), 80)
                 .clusterIPs(List.of(Inet.parse("10.96.0.14"))).nodePort(30014).affinitySeconds(600).build();
-        Fragment f = r.service(IpFamily.V4, sticky, eps(k, "node-b"), NODE);
+        Fragment f = r.service(IpFamily.V4, sticky, manyEps(k), NODE);
         assertTrue(f.sets().isEmpty(), "no set per endpoint: the kernel looks named sets up in a list");
         Fragment globals = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
         assertTrue(globals.sets().containsKey(NftRenderer.AFFINITY));
@@ -464,7 +510,7 @@ class NftRendererTest {
         ServicePort s6 = ServicePort.builder(new ServicePortName("default", "six", "", Protocol.UDP), 53)
                 .clusterIPs(List.of(Inet.parse("fd00:96::1"))).nodePort(30053).affinitySeconds(30).build();
         List<Endpoint> eps = new ArrayList<>();
-        for (int i = 0; i <= NftRenderer.MAX_SHARED_PICK; i++) { // chains of its own, named by the service
+        for (int i = 0; i <= NftRenderer.MAX_PLAIN_PICK; i++) { // chains of its own, named by the service
             eps.add(Endpoint.ready(Inet.parse("fd00:244::" + Integer.toHexString(5 + i)), 5353, "node-b"));
         }
         Fragment f = r.service(IpFamily.V6, s6, eps, NODE);

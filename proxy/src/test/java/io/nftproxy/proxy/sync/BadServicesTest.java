@@ -129,13 +129,13 @@ class BadServicesTest {
         ServicePortName refused = new ServicePortName("ns", "refused", "http", Protocol.TCP);
         ServicePortName fine = new ServicePortName("ns", "fine", "http", Protocol.TCP);
         TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
-        // Sticky with more endpoints than the sticky chains remember: chains of its own, whose
-        // rules the kernel refuses.
+        // More endpoints than the shared trees pick among: chains of its own, whose rules the
+        // kernel refuses.
         services.put(refused, svc(refused, "10.96.0.2", 30002, 600));
         services.put(fine, svc(fine, "10.96.0.3", 0, 0));
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
         List<Endpoint> many = new ArrayList<>();
-        for (int i = 0; i <= NftRenderer.MAX_SHARED_PICK; i++) {
+        for (int i = 0; i <= NftRenderer.MAX_PLAIN_PICK; i++) {
             many.add(Endpoint.ready(PartialSyncPropertyTest.ip("10.244." + (1 + i / 200) + "." + (2 + i % 200)), 8080, "node-a"));
         }
         eps.put(refused, many);
