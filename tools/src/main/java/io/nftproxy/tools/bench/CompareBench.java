@@ -92,6 +92,8 @@ public final class CompareBench {
         ServicePortName b = new ServicePortName("bench", "svc-" + ((r * 104_729L + 13) % n), "http", Protocol.TCP);
         s = withEndpointAdded(s, b, 0x0c000000 + r, "node-y");
         out.add(new Change("endpoint added", s, b));
+        s = withEndpointRemoved(s, b, r);
+        out.add(new Change("endpoint removed", s, b));
         ServicePortName c = new ServicePortName("bench", "added-" + r, "http", Protocol.TCP);
         ServicePort svc = ServicePort.builder(c, 80).clusterIPs(List.of(BenchState.ip(0x0a6f0000 + r + 1))).build();
         List<Endpoint> ceps = new ArrayList<>();
@@ -103,23 +105,33 @@ public final class CompareBench {
         s = with(s, c, null, null);
         out.add(new Change("service removed", s, c));
         // The kinds that have (or had) chains of their own, each on its own: the draws above
-        // cross the mix, where they are a fifth of the services.
+        // cross the mix, where they are a fifth of the services. Each: an endpoint added to one
+        // of the mix's, one removed from it (an index in the middle: the last endpoint takes it),
+        // and a service of the kind added and removed.
         if (n >= BenchState.STICKY_EVERY) {
             ServicePortName d = BenchState.id((int) ((r * 7919L + 5) % (n / BenchState.STICKY_EVERY))
                     * BenchState.STICKY_EVERY + BenchState.STICKY_AT);
-            s = withEndpointAdded(s, d, 0x0e000000 + r, "node-z");
-            out.add(new Change("endpoint added (sticky service)", s, d));
+            s = kindChanges(out, "sticky service", s, d, 0x0e000000 + r, r,
+                    ServicePort.builder(added("sticky", r), 80).clusterIPs(List.of(BenchState.ip(0x0a6d0000 + r + 1)))
+                            .affinitySeconds(10_800).build(), ceps);
         }
         if (n >= BenchState.LOCAL_EVERY) {
             ServicePortName e = BenchState.id((int) ((r * 104_729L + 7) % (n / BenchState.LOCAL_EVERY)) * BenchState.LOCAL_EVERY);
-            s = withEndpointAdded(s, e, 0x0f000000 + r, "node-z");
-            out.add(new Change("endpoint added (Local service)", s, e));
+            List<Endpoint> oneHere = new ArrayList<>(ceps);
+            oneHere.set(0, Endpoint.ready(oneHere.get(0).address(), 8080, "node-a"));
+            s = kindChanges(out, "Local service", s, e, 0x0f000000 + r, r,
+                    ServicePort.builder(added("local", r), 80).clusterIPs(List.of(BenchState.ip(0x0a6c0000 + r + 1)))
+                            .externalIPs(List.of(BenchState.ip(0x64600000 + r))).externalPolicyLocal(true).build(), oneHere);
         }
         if (n > BenchState.MANY_AT) {
             ServicePortName m = BenchState.id((int) ((r * 7919L + 3) % ((n - BenchState.MANY_AT - 1) / BenchState.MANY_EVERY + 1))
                     * BenchState.MANY_EVERY + BenchState.MANY_AT);
-            s = withEndpointAdded(s, m, 0x10000000 + r, "node-z");
-            out.add(new Change("endpoint added (>128 endpoints)", s, m));
+            List<Endpoint> many = new ArrayList<>();
+            for (int j = 0; j < BenchState.MANY_ENDPOINTS; j++) {
+                many.add(Endpoint.ready(BenchState.ip(0x11000000 + r * 256 + j), 8080, "node-" + j % 100));
+            }
+            s = kindChanges(out, ">128 endpoints", s, m, 0x10000000 + r, r,
+                    ServicePort.builder(added("many", r), 80).clusterIPs(List.of(BenchState.ip(0x0a6b0000 + r + 1))).build(), many);
         }
         ServicePortName f = new ServicePortName("bench", "ranged-" + r, "http", Protocol.TCP);
         ServicePort ranged = ServicePort.builder(f, 80).clusterIPs(List.of(BenchState.ip(0x0a6e0000 + r + 1)))
@@ -132,8 +144,42 @@ public final class CompareBench {
         return out;
     }
 
-    /** Changes per repetition at most: {@link #changes} makes four, one per kind with a draw of its own, and a ranged service added and removed. */
-    static final int CHANGES_PER_REPETITION = 9;
+    /**
+     * Changes per repetition at most: {@link #changes} makes five on plain services, four per
+     * kind with a draw of its own (sticky, Local, more than 128 endpoints), and a ranged service
+     * added and removed.
+     */
+    static final int CHANGES_PER_REPETITION = 19;
+
+    private static ServicePortName added(String kind, int r) {
+        return new ServicePortName("bench", "added-" + kind + "-" + r, "http", Protocol.TCP);
+    }
+
+    /**
+     * The changes of one kind of service: an endpoint added to {@code id} (from the mix), one
+     * removed from it, and {@code svc} with {@code eps} added and removed again.
+     */
+    private static ProxyState kindChanges(List<Change> out, String kind, ProxyState s, ServicePortName id, int address,
+                                          int r, ServicePort svc, List<Endpoint> eps) {
+        s = withEndpointAdded(s, id, address, "node-z");
+        out.add(new Change("endpoint added (" + kind + ")", s, id));
+        s = withEndpointRemoved(s, id, r);
+        out.add(new Change("endpoint removed (" + kind + ")", s, id));
+        s = with(s, svc.id(), svc, eps);
+        out.add(new Change("service added (" + kind + ")", s, svc.id()));
+        s = with(s, svc.id(), null, null);
+        out.add(new Change("service removed (" + kind + ")", s, svc.id()));
+        return s;
+    }
+
+    /** {@code id} without one of its endpoints, drawn by {@code r} (not the last, unless it is the only one). */
+    private static ProxyState withEndpointRemoved(ProxyState s, ServicePortName id, int r) {
+        List<Endpoint> eps = new ArrayList<>(s.endpointsOf(id));
+        if (!eps.isEmpty()) {
+            eps.remove(eps.size() == 1 ? 0 : r % (eps.size() - 1));
+        }
+        return with(s, id, s.services().get(id), eps);
+    }
 
     private static ProxyState withEndpointAdded(ProxyState s, ServicePortName id, int address, String node) {
         List<Endpoint> eps = new ArrayList<>(s.endpointsOf(id));
