@@ -52,11 +52,16 @@ class AffinityAcrossChangesKernelTest {
 
     /** Each client's endpoint, asked three times (all three must agree). */
     static Map<String, String> chosen(Topology topo, Netns clients) throws Exception {
+        return chosen(topo, clients, CLIENTS, "10.96.0.30");
+    }
+
+    /** Each of {@code ips}' endpoint behind ip:80, asked three times (all three must agree). */
+    static Map<String, String> chosen(Topology topo, Netns clients, List<String> ips, String ip) throws Exception {
         Map<String, String> out = new LinkedHashMap<>();
-        for (String c : CLIENTS) {
+        for (String c : ips) {
             String first = null;
             for (int i = 0; i < 3; i++) {
-                Topology.Outcome o = topo.tcp(clients, c, "10.96.0.30", 80);
+                Topology.Outcome o = topo.tcp(clients, c, ip, 80);
                 assertEquals(ANSWERED, o.result(), c + ": " + o);
                 if (first == null) {
                     first = o.answeredBy();
@@ -68,11 +73,16 @@ class AffinityAcrossChangesKernelTest {
         return out;
     }
 
-    @Test
-    void clientsKeepTheirEndpointWhileItStays() throws Exception {
-        ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse(Topology.NODE_IP)))
+    /** A node of the sandbox's topology, its pods in 10.244.0.0/16, its services in 10.96.0.0/16. */
+    static ProxyConfig config() {
+        return ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse(Topology.NODE_IP)))
                 .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16")))
                 .build();
+    }
+
+    @Test
+    void clientsKeepTheirEndpointWhileItStays() throws Exception {
+        ProxyConfig cfg = config();
         try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
             for (String ep : EPS) {
                 topo.serve(ep, 8080);

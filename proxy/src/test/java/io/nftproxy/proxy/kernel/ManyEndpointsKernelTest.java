@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
-import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.Protocol;
@@ -74,9 +73,7 @@ class ManyEndpointsKernelTest {
 
     @Test
     void groupsPastTheTreeAreDataInBlocksDeclaredWhileUsed() throws Exception {
-        ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse(Topology.NODE_IP)))
-                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16")))
-                .build();
+        ProxyConfig cfg = AffinityAcrossChangesKernelTest.config();
         int most = 2 * NftRenderer.MAX_SHARED_PICK + 10;
         try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
             for (int i = 0; i < most; i++) {
@@ -125,25 +122,19 @@ class ManyEndpointsKernelTest {
         return new ProxyState(Map.of(STICKY, svc), Map.of(STICKY, eps), NodeInfo.named("node-a"));
     }
 
-    /** Each client's endpoint through the sticky ClusterIP, asked twice (both must agree), each one of the first {@code endpoints}. */
+    /** Each client's endpoint through the sticky ClusterIP (it sticks), each one of the first {@code endpoints}. */
     static Map<String, String> chosen(Topology topo, Netns clients, List<String> ips, int endpoints) throws Exception {
-        Map<String, String> out = new java.util.LinkedHashMap<>();
-        for (String c : ips) {
-            Topology.Outcome first = topo.tcp(clients, c, "10.96.0.51", 80);
-            assertEquals(ANSWERED, first.result(), c + ": " + first);
-            int port = Integer.parseInt(first.answeredBy().substring(first.answeredBy().lastIndexOf(':') + 1));
-            assertTrue(port >= FIRST_PORT && port < FIRST_PORT + endpoints, "a current endpoint (" + endpoints + "): " + first);
-            assertEquals(first.answeredBy(), topo.tcp(clients, c, "10.96.0.51", 80).answeredBy(), "client " + c + " sticks");
-            out.put(c, first.answeredBy());
-        }
+        Map<String, String> out = AffinityAcrossChangesKernelTest.chosen(topo, clients, ips, "10.96.0.51");
+        out.forEach((c, answeredBy) -> {
+            int port = Integer.parseInt(answeredBy.substring(answeredBy.lastIndexOf(':') + 1));
+            assertTrue(port >= FIRST_PORT && port < FIRST_PORT + endpoints, c + ": a current endpoint (" + endpoints + "): " + answeredBy);
+        });
         return out;
     }
 
     @Test
     void stickyGroupsPastTheTreeAreDataAndKeepTheirClients() throws Exception {
-        ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse(Topology.NODE_IP)))
-                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16")))
-                .build();
+        ProxyConfig cfg = AffinityAcrossChangesKernelTest.config();
         List<String> ips = new ArrayList<>();
         for (int i = 0; i < 12; i++) {
             ips.add("10.244.3." + (100 + i));
