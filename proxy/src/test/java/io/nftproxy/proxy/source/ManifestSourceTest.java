@@ -148,6 +148,37 @@ class ManifestSourceTest {
     }
 
     @Test
+    void manyFilesOfOverlappingObjectsApplyInNameOrder() throws Exception {
+        // File i defines service i and again service i - 1 (which it wins, coming later by
+        // name); every seventh file does not parse, and only its own objects are missing.
+        int n = 120;
+        for (int i = 0; i < n; i++) {
+            String text = i % 7 == 3 ? "kind: Service\nmetadata: {name: [broken\n"
+                    : service(i, "10.244.0." + (i + 1)) + (i == 0 ? "" : "---\n" + service(i - 1, "10.244.1." + (i + 1)));
+            Files.writeString(dir.resolve(String.format("f-%03d.yaml", i)), text);
+        }
+        ObjectStore store = new ObjectStore("node-a");
+        try (ManifestSource src = new ManifestSource(dir, store)) {
+            src.start(true);
+            assertEquals(n, src.filesRead());
+            ObjectStore.Snapshot snap = store.snapshot();
+            for (int i = 0; i < n; i++) {
+                boolean good = i % 7 != 3;
+                boolean nextGood = i + 1 < n && (i + 1) % 7 != 3;
+                List<String> expected = nextGood ? List.of("10.244.1." + (i + 2) + ":8080")
+                        : good ? List.of("10.244.0." + (i + 1) + ":8080") : null;
+                if (expected == null) {
+                    assertFalse(snap.state().services().containsKey(id(i)), "svc-" + i + " is in no good file");
+                } else {
+                    assertEquals(expected, addresses(snap.state(), i), "svc-" + i);
+                }
+                assertEquals(!good, snap.errors().containsKey(Problem.source(String.format("file f-%03d.yaml", i))),
+                        "file " + i + "'s error");
+            }
+        }
+    }
+
+    @Test
     void anObjectInTwoFilesComesFromTheLastByName() throws Exception {
         Files.writeString(dir.resolve("a.yaml"), service(1, "10.244.0.1"));
         Files.writeString(dir.resolve("b.yaml"), service(1, "10.244.0.2"));
