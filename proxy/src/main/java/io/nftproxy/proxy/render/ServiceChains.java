@@ -37,8 +37,9 @@ final class ServiceChains extends RenderPart {
 
     /**
      * Whether a port needs chains of its own: a group too large for the shared trees' blocks
-     * (with or without ClientIP affinity); or the external Local policy without cluster endpoints, whose shared chain sends pods and the node
-     * to the cluster tree, which such a port is not in.
+     * (with or without ClientIP affinity); or the external Local policy without cluster
+     * endpoints, whose shared chain sends pods and the node to the cluster tree, which such a
+     * port is not in.
      */
     static boolean needed(ServicePlan plan) {
         int largest = Math.max(plan.clusterEndpoints().size(), plan.localEndpoints().size());
