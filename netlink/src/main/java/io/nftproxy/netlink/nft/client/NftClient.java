@@ -232,19 +232,25 @@ public final class NftClient implements NftKernel, CounterReader, AutoCloseable 
     /**
      * The elements of {@code set} with these keys and their counters, looked up one by one by the
      * kernel ({@value #KEYS_PER_GET} keys a request): no walk of the set, so the cost grows with
-     * the keys asked, where a dump restarts its walk for every message it fills. Every key must
-     * be in the set (one that is not fails the request with ENOENT).
+     * the keys asked, where a dump restarts its walk for every message it fills. A key the set
+     * does not hold (a sync took it out since the keys were taken) is left out: the kernel ends a
+     * request at the first such key, after answering those before it, so the request goes on
+     * from the key after it. ENOENT when the table or the set does not exist.
      */
+    @Override
     public List<CountedElement> countedElements(Family family, String table, String set, List<Bytes> keys) throws NftException {
         String what = "reading " + keys.size() + " elements of " + table + " " + set;
         List<CountedElement> out = new ArrayList<>(keys.size());
         try {
-            for (int from = 0; from < keys.size(); from += KEYS_PER_GET) {
+            int from = 0;
+            while (from < keys.size()) {
+                int to = Math.min(keys.size(), from + KEYS_PER_GET);
                 drain();
                 writer.reset();
                 int seq = socket.nextSequence();
-                NftCodec.encodeElementGet(writer, family, table, set, keys.subList(from, Math.min(keys.size(), from + KEYS_PER_GET)), seq);
+                int listOffset = NftCodec.encodeElementGet(writer, family, table, set, keys.subList(from, to), seq);
                 socket.send(writer.finish());
+                int before = out.size();
                 DumpReader.End end = DumpReader.read(socket, rx, seq, m -> {
                     if (m.nfMsgType() == NFT_MSG_NEWSETELEM) {
                         out.addAll(NftCodec.decoding(m, NftCodec::decodeCountedElements));
@@ -253,8 +259,16 @@ public final class NftClient implements NftKernel, CounterReader, AutoCloseable 
                 if (end.timedOut()) {
                     throw new NftException(what + ": no reply", Errno.EAGAIN, null);
                 }
+                int answered = out.size() - before;
                 if (end.error() != null) {
-                    throw new NftException(what, end.error().errno(), end.error().extAckMessage());
+                    boolean missingKey = end.error().errno() == Errno.ENOENT && end.error().attributeOffset() > listOffset
+                            && from + answered < to;
+                    if (!missingKey) {
+                        throw new NftException(what, end.error().errno(), end.error().extAckMessage());
+                    }
+                    from += answered + 1;
+                } else {
+                    from = to;
                 }
             }
             return out;

@@ -455,14 +455,16 @@ public final class NftCodec {
     /**
      * A request for the elements of {@code set} with the given keys (GETSETELEM without
      * NLM_F_DUMP): the kernel looks each up and answers each with a message of its own, then
-     * acks. A key the set does not hold ends the request with ENOENT.
+     * acks. A key the set does not hold ends the request with ENOENT, its extended ack pointing
+     * into the element list. Returns the offset of that list in the message.
      */
-    public static void encodeElementGet(MessageWriter w, Family family, String table, String set, List<Bytes> keys, int seq) {
-        w.beginMessage(type(NFT_MSG_GETSETELEM), NLM_F_REQUEST | Netlink.NLM_F_ACK, seq);
+    public static int encodeElementGet(MessageWriter w, Family family, String table, String set, List<Bytes> keys, int seq) {
+        int start = w.beginMessage(type(NFT_MSG_GETSETELEM), NLM_F_REQUEST | Netlink.NLM_F_ACK, seq);
         w.nfgenmsg(family.code(), 0);
         w.putString(NFTA_SET_ELEM_LIST_TABLE, table);
         w.putString(NFTA_SET_ELEM_LIST_SET, set);
         int list = w.beginNested(NFTA_SET_ELEM_LIST_ELEMENTS);
+        int listOffset = list - start;
         for (Bytes k : keys) {
             int elem = w.beginNested(NFTA_LIST_ELEM);
             Data.encode(w, NFTA_SET_ELEM_KEY, Data.value(k));
@@ -470,6 +472,7 @@ public final class NftCodec {
         }
         w.endNested(list);
         w.endMessage();
+        return listOffset;
     }
 
     /** A dump request (GET* with NLM_F_DUMP), optionally filtered by table (and chain / set). */
