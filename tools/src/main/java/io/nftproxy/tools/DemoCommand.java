@@ -95,7 +95,7 @@ final class DemoCommand implements Callable<Integer> {
                     + ": rules go in over netlink (no nft binary involved)");
             ProxyConfig cfg = ProxyConfig.builder("demo-node").nodeIPs(List.of(Inet.parse(Sandbox.NODE_IP)))
                     .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16")))
-                    .serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16"))).build().withServiceCounters(true);
+                    .serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16"))).build().withEndpointCounters(true);
             ObjectStore store = new ObjectStore("demo-node");
             SyncResult[] first = new SyncResult[1];
             ProxyState[] synced = new ProxyState[1];
@@ -191,7 +191,7 @@ final class DemoCommand implements Callable<Integer> {
                     "the trace names the service and the local endpoint it chose",
                     "the trace showed " + (traced.isEmpty() ? "nothing" : traced.get(0).outcome()), unexpected);
 
-            step("Metrics, as kube-proxy exports them, and connections counted in the kernel (--service-counters): "
+            step("Metrics, as kube-proxy exports them, and connections counted in the kernel (--endpoint-counters): "
                     + metricsUrl + "  (health: http://127.0.0.1:" + proxy.healthPort() + "/healthz)");
             String scraped = new String(new URL(metricsUrl).openStream().readAllBytes(), StandardCharsets.UTF_8);
             scraped.lines().filter(l -> l.startsWith("kubeproxy_sync_proxy_rules_duration_seconds_count")

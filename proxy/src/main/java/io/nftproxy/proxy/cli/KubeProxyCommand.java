@@ -154,9 +154,12 @@ final class KubeProxyCommand implements Callable<Integer> {
     @Option(names = {"--log-json-info-buffer-size", "--log-text-info-buffer-size"}) String logInfoBufferSize;
 
     // nftproxy's own, beside kube-proxy's flags (not a KubeProxyConfiguration field).
-    @Option(names = "--service-counters", description = "Count connections per service port and endpoint in the kernel"
+    @Option(names = "--service-counters", description = "Count connections per service port in the kernel"
             + " (nftproxy's own flag; see nftproxy run --help).")
     boolean serviceCounters;
+    @Option(names = "--endpoint-counters", description = "Count connections per endpoint as well"
+            + " (nftproxy's own flag; see nftproxy run --help).")
+    boolean endpointCounters;
 
     // Windows' flags: refused.
     @Option(names = {"--windows-service", "--enable-dsr", "--forward-healthcheck-vip"}, arity = "0..1", fallbackValue = "true")
@@ -245,7 +248,8 @@ final class KubeProxyCommand implements Callable<Integer> {
                 RunCommand.nodePortCidrs(c.nodePortAddresses(), config != null ? "nodePortAddresses" : "--nodeport-addresses"), c.sync().masqueradeAll(), c.sync().masqueradeBit(),
                 c.sync().minSyncPeriod(), c.sync().syncPeriod(), ProxyConfig.DEFAULT_TABLE,
                 LocalDetection.parse(c.detectLocalMode(), c.bridgeInterface(), c.interfaceNamePrefix()))
-                .withServiceCounters(serviceCounters && !iptables).withBindHardFail(c.bindAddressHardFail());
+                .withServiceCounters(serviceCounters && !iptables).withEndpointCounters(endpointCounters && !iptables)
+                .withBindHardFail(c.bindAddressHardFail());
         launch.iptables = iptables;
         launch.proxyName = c.serviceProxyName().isEmpty() ? null : c.serviceProxyName();
         launch.healthzAt = c.healthzBindAddress();

@@ -11,7 +11,8 @@ import io.nftproxy.proxy.model.IpFamily;
 /**
  * The proxy's settings (flags and KubeProxyConfiguration merged). {@code nodePortAddresses} empty
  * means "primary": the node's own primary IPs. {@code serviceCounters} counts connections per
- * service port and endpoint in the kernel (--service-counters). {@code dropInvalid} drops forwarded
+ * service port in the kernel (--service-counters), {@code endpointCounters} per endpoint as well
+ * (--endpoint-counters, which implies the first). {@code dropInvalid} drops forwarded
  * packets conntrack marks INVALID, as kube-proxy does unless nf_conntrack_tcp_be_liberal is set.
  * {@code bindHardFail}: see {@link #withBindHardFail}.
  */
@@ -28,6 +29,7 @@ public record ProxyConfig(
         String table,
         LocalDetection localDetection,
         boolean serviceCounters,
+        boolean endpointCounters,
         boolean dropInvalid,
         boolean bindHardFail) {
 
@@ -35,7 +37,7 @@ public record ProxyConfig(
                        List<Cidr> nodePortAddresses, boolean masqueradeAll, int masqueradeBit, Duration minSyncPeriod,
                        Duration syncPeriod, String table, LocalDetection localDetection) {
         this(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit, minSyncPeriod,
-                syncPeriod, table, localDetection, false, false, true);
+                syncPeriod, table, localDetection, false, false, false, true);
     }
 
     /** With kube-proxy's default local traffic detection (ClusterCIDR). */
@@ -75,6 +77,9 @@ public record ProxyConfig(
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(e.getMessage().length() > 120 ? e.getMessage().substring(0, 120) + "..." : e.getMessage());
         }
+        if (endpointCounters && !serviceCounters) {
+            throw new IllegalArgumentException("endpoint counters need the service counters");
+        }
         if (hostname == null || hostname.isEmpty()) {
             throw new IllegalArgumentException("the node name is empty (set --hostname-override)");
         }
@@ -88,14 +93,21 @@ public record ProxyConfig(
      */
     public static final Duration FULL_SYNC_PERIOD = Duration.ofHours(1);
 
+    /** Counting per service port in the kernel (--service-counters); off, endpoints are not counted either. */
     public ProxyConfig withServiceCounters(boolean on) {
         return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit,
-                minSyncPeriod, syncPeriod, table, localDetection, on, dropInvalid, bindHardFail);
+                minSyncPeriod, syncPeriod, table, localDetection, on, on && endpointCounters, dropInvalid, bindHardFail);
+    }
+
+    /** Counting per endpoint as well (--endpoint-counters); on, service ports are counted too. */
+    public ProxyConfig withEndpointCounters(boolean on) {
+        return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit,
+                minSyncPeriod, syncPeriod, table, localDetection, serviceCounters || on, on, dropInvalid, bindHardFail);
     }
 
     public ProxyConfig withDropInvalid(boolean on) {
         return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit,
-                minSyncPeriod, syncPeriod, table, localDetection, serviceCounters, on, bindHardFail);
+                minSyncPeriod, syncPeriod, table, localDetection, serviceCounters, endpointCounters, on, bindHardFail);
     }
 
     /**
@@ -105,7 +117,7 @@ public record ProxyConfig(
      */
     public ProxyConfig withBindHardFail(boolean on) {
         return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit,
-                minSyncPeriod, syncPeriod, table, localDetection, serviceCounters, dropInvalid, on);
+                minSyncPeriod, syncPeriod, table, localDetection, serviceCounters, endpointCounters, dropInvalid, on);
     }
 
     public Duration fullSyncPeriod() {
@@ -149,7 +161,7 @@ public record ProxyConfig(
         return new Builder(hostname);
     }
 
-    /** Names the settings (fourteen of them) where the positional constructor would not. */
+    /** Names the settings (fifteen of them) where the positional constructor would not. */
     public static final class Builder {
         private final String hostname;
         private List<InetAddress> nodeIPs = List.of();
@@ -163,6 +175,7 @@ public record ProxyConfig(
         private String table = DEFAULT_TABLE;
         private LocalDetection localDetection = LocalDetection.CLUSTER_CIDR;
         private boolean serviceCounters;
+        private boolean endpointCounters;
         private boolean dropInvalid;
         private boolean bindHardFail = true;
 
@@ -225,6 +238,12 @@ public record ProxyConfig(
             return this;
         }
 
+        /** Implies {@link #serviceCounters}. */
+        public Builder endpointCounters(boolean v) {
+            endpointCounters = v;
+            return this;
+        }
+
         public Builder dropInvalid(boolean v) {
             dropInvalid = v;
             return this;
@@ -238,8 +257,8 @@ public record ProxyConfig(
         /** The settings; invalid values are refused as the constructor refuses them. */
         public ProxyConfig build() {
             return new ProxyConfig(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll,
-                    masqueradeBit, minSyncPeriod, syncPeriod, table, localDetection, serviceCounters, dropInvalid,
-                    bindHardFail);
+                    masqueradeBit, minSyncPeriod, syncPeriod, table, localDetection, serviceCounters || endpointCounters,
+                    endpointCounters, dropInvalid, bindHardFail);
         }
     }
 }

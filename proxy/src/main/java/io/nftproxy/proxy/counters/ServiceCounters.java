@@ -1,8 +1,8 @@
 package io.nftproxy.proxy.counters;
 
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 import org.slf4j.Logger;
@@ -12,6 +12,7 @@ import io.prometheus.client.Collector;
 import io.prometheus.client.CounterMetricFamily;
 import io.prometheus.client.GaugeMetricFamily;
 
+import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.CountedElement;
 import io.nftproxy.netlink.nft.CounterReader;
 import io.nftproxy.netlink.nft.NftException;
@@ -23,12 +24,16 @@ import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.sync.Syncer;
 
 /**
- * Connections per service port and per endpoint, and connections refused, as the kernel counted
- * them in the elements of our maps (--service-counters). Read when Prometheus scrapes: one dump
- * per counting set and family, no request per object, nothing on the sync path. The elements are
- * attributed with the state they were synced from, and made monotonic by a {@link CounterLedger}.
+ * Connections per service port and connections refused (--service-counters), and per endpoint
+ * (--endpoint-counters), as the kernel counted them in the elements of our sets and maps. Read
+ * when Prometheus scrapes, nothing on the sync path: a set smaller than {@value #BY_KEY_FROM}
+ * elements in one dump, a larger one by key, the keys we hold in it asked for (the kernel's dump
+ * of a set restarts its walk for every message it fills, so a dump grows with the square of the
+ * set; by key it grows with the keys). The elements are attributed with the state they were
+ * synced from, and made monotonic by a {@link CounterLedger}.
  *
  * <p>Why a Prometheus {@link Collector} here when the rest of our metrics are Micrometer meters:
  * these series are an exporter's, read from the kernel at scrape time, and their label sets come
@@ -41,17 +46,62 @@ public final class ServiceCounters extends Collector implements SyncListener {
     private static final Logger LOG = LoggerFactory.getLogger(ServiceCounters.class);
     private static final List<String> LABELS = List.of("namespace", "service", "port", "protocol");
 
+    /**
+     * From this many elements a set is read by key: below it one dump is faster (10,000 elements
+     * 50 ms by dump, 100 ms by key; 100,000 elements 1.5 s by dump, 0.6 s by key; docs/benchmarks.md).
+     */
+    public static final int BY_KEY_FROM = 50_000;
+
+    /** What our syncer holds in a set: how many elements, and their keys (read from the scrape's thread). */
+    public interface HeldElements {
+        int count(IpFamily family, String set);
+
+        List<Bytes> keys(IpFamily family, String set);
+
+        static HeldElements of(Syncer syncer) {
+            return new HeldElements() {
+                @Override
+                public int count(IpFamily family, String set) {
+                    return syncer.heldCount(family, set);
+                }
+
+                @Override
+                public List<Bytes> keys(IpFamily family, String set) {
+                    return syncer.heldKeys(family, set);
+                }
+            };
+        }
+    }
+
     private final CounterReader reader;
     private final String table;
+    private final List<String> sets;
+    private final HeldElements held;
+    private final int byKeyFrom;
     private final CounterLedger ledger = new CounterLedger();
     private volatile ProxyState state;
+    /** The attribution of {@link #attributed}, per family: built again only when the state changes. */
+    private final Map<IpFamily, CounterAttribution> attributions = new EnumMap<>(IpFamily.class);
+    private ProxyState attributed;
     private long errors;
     private double lastSeconds;
     private long lastElements;
 
-    public ServiceCounters(CounterReader reader, String table) {
+    /**
+     * Reads {@code sets} (those {@link NftRenderer#countedSets} declares) of {@code table};
+     * {@code held} says which to read by key, and their keys (null: every set in one dump).
+     */
+    public ServiceCounters(CounterReader reader, String table, List<String> sets, HeldElements held) {
+        this(reader, table, sets, held, BY_KEY_FROM);
+    }
+
+    /** As above, reading a set by key from {@code byKeyFrom} elements (tests). */
+    public ServiceCounters(CounterReader reader, String table, List<String> sets, HeldElements held, int byKeyFrom) {
         this.reader = reader;
         this.table = table;
+        this.sets = List.copyOf(sets);
+        this.held = held;
+        this.byKeyFrom = byKeyFrom;
     }
 
     @Override
@@ -83,11 +133,11 @@ public final class ServiceCounters extends Collector implements SyncListener {
         ledger.begin();
         try {
             for (IpFamily f : IpFamily.values()) {
-                CounterAttribution attribution = new CounterAttribution(s, f);
-                for (String set : NftRenderer.COUNTED_SETS) {
+                CounterAttribution attribution = attribution(s, f);
+                for (String set : sets) {
                     List<CountedElement> els;
                     try {
-                        els = reader.countedElements(f.nft(), table, set);
+                        els = read(f, set);
                     } catch (NftException e) {
                         if (e.isNotFound()) {
                             continue; // no table in this family, or no services with chains yet
@@ -116,6 +166,28 @@ public final class ServiceCounters extends Collector implements SyncListener {
         return ledger.totals();
     }
 
+    /** How to attribute {@code f}'s elements with state {@code s} (held by the scrape's lock). */
+    private CounterAttribution attribution(ProxyState s, IpFamily f) {
+        if (s != attributed) {
+            attributions.clear();
+            attributed = s;
+        }
+        return attributions.computeIfAbsent(f, x -> new CounterAttribution(s, x));
+    }
+
+    /** One set's counted elements: in one dump, or by the keys we hold in it; none when we hold none there. */
+    private List<CountedElement> read(IpFamily f, String set) throws NftException {
+        if (held == null) {
+            return reader.countedElements(f.nft(), table, set);
+        }
+        int n = held.count(f, set);
+        if (n == 0) {
+            return List.of();
+        }
+        return n < byKeyFrom ? reader.countedElements(f.nft(), table, set)
+                : reader.countedElements(f.nft(), table, set, held.keys(f, set));
+    }
+
     @Override
     public List<MetricFamilySamples> collect() {
         Map<CounterSeries, Long> now = read();
@@ -140,7 +212,10 @@ public final class ServiceCounters extends Collector implements SyncListener {
                 case DROPPED -> refused.addMetric(with(l, "drop"), v);
             }
         });
-        List<MetricFamilySamples> out = new ArrayList<>(List.of(service, endpoint, refused));
+        List<MetricFamilySamples> out = new ArrayList<>(List.of(service, refused));
+        if (!endpoint.samples.isEmpty()) { // counted with --endpoint-counters only
+            out.add(1, endpoint);
+        }
         synchronized (this) {
             out.add(new GaugeMetricFamily("nftproxy_service_counters_scrape_duration_seconds",
                     "Time the last read of the kernel's service counters took", lastSeconds));
@@ -153,7 +228,7 @@ public final class ServiceCounters extends Collector implements SyncListener {
     }
 
     private static List<String> labels(ServicePortName id) {
-        return List.of(id.namespace(), id.name(), id.port(), id.protocol().name().toLowerCase(Locale.ROOT));
+        return List.of(id.namespace(), id.name(), id.port(), id.protocol().lower());
     }
 
     private static List<String> with(List<String> l, String v) {

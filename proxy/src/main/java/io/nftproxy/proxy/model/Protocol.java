@@ -7,17 +7,20 @@ public enum Protocol {
     TCP(6), UDP(17), SCTP(132);
 
     private final int number;
+    private final String lower;
 
     Protocol(int number) {
         this.number = number;
+        this.lower = name().toLowerCase(Locale.ROOT);
     }
 
     public int number() {
         return number;
     }
 
+    /** "tcp", "udp", "sctp": as kube-proxy's rules and our metrics' labels spell it. */
     public String lower() {
-        return name().toLowerCase(Locale.ROOT);
+        return lower;
     }
 
     /** The protocol of an IP protocol number, or null when it is none of these. */

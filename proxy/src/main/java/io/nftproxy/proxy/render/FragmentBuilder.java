@@ -84,7 +84,7 @@ final class FragmentBuilder {
 
     /** Declares a set; with --service-counters the sets that count connections carry a counter per element. */
     void set(NftSet s) {
-        sets.put(s.name(), config.serviceCounters() && COUNTED_SETS.contains(s.name()) ? s.withCounter(true) : s);
+        sets.put(s.name(), counts(config, s.name()) ? s.withCounter(true) : s);
     }
 
     /**

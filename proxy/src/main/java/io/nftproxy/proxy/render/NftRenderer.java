@@ -109,13 +109,35 @@ public final class NftRenderer {
     /** With --service-counters: the endpoints of service ports with chains of their own, each counting its connections. */
     public static final String CHAIN_ENDPOINTS = "chain-endpoints";
     /**
-     * The sets whose elements carry a connection counter with --service-counters: these, and the
-     * pick trees' endpoint maps ({@link #endpointMapBase}).
+     * The sets whose elements carry a connection counter with --service-counters: each frontend
+     * once, where it is dispatched (counting its connections) or refused, and the external chains'
+     * drops. One element per frontend: small beside the endpoint maps.
      */
-    public static final List<String> COUNTED_SETS = Stream.concat(Stream.of(SERVICE_IPS, SERVICE_NODEPORTS,
+    public static final List<String> SERVICE_COUNTED_SETS = List.of(SERVICE_IPS, SERVICE_NODEPORTS,
             SERVICE_CHAINS, NODEPORT_CHAINS, LOCAL_IPS, LOCAL_NODEPORTS, CHAIN_ENDPOINTS, NO_ENDPOINT_REJECT,
             NO_ENDPOINT_DROP, NODEPORT_NO_ENDPOINT_REJECT, NODEPORT_NO_ENDPOINT_DROP, NO_LOCAL_ENDPOINT,
-            NODEPORT_NO_LOCAL_ENDPOINT), PickTree.allEndpointMaps().stream().sorted()).toList();
+            NODEPORT_NO_LOCAL_ENDPOINT);
+    /**
+     * With --endpoint-counters, these count as well: the pick trees' endpoint maps ({@link
+     * #endpointMapBase}), an element per frontend and endpoint. (The endpoints of services with
+     * chains of their own count in {@link #CHAIN_ENDPOINTS}.)
+     */
+    public static final List<String> ENDPOINT_COUNTED_SETS = PickTree.allEndpointMaps().stream().sorted().toList();
+
+    private static final Set<String> SERVICE_COUNTED = Set.copyOf(SERVICE_COUNTED_SETS);
+    private static final Set<String> ENDPOINT_COUNTED = Set.copyOf(ENDPOINT_COUNTED_SETS);
+
+    /** Whether the elements of {@code set} carry a counter with these settings. */
+    public static boolean counts(ProxyConfig config, String set) {
+        return config.serviceCounters() && (SERVICE_COUNTED.contains(set)
+                || config.endpointCounters() && ENDPOINT_COUNTED.contains(set));
+    }
+
+    /** The sets whose elements carry a counter with these settings. */
+    public static List<String> countedSets(ProxyConfig config) {
+        return !config.serviceCounters() ? List.of() : !config.endpointCounters() ? SERVICE_COUNTED_SETS
+                : Stream.concat(SERVICE_COUNTED_SETS.stream(), ENDPOINT_COUNTED_SETS.stream()).toList();
+    }
 
     /**
      * For one of the maps from "frontend . index" to endpoint, split by endpoint count ({@code

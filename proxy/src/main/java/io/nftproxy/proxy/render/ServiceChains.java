@@ -176,24 +176,25 @@ final class ServiceChains extends RenderPart {
 
     /** With --service-counters: counts a connection the external chain drops, as the endpoint "unspecified address, port 0". */
     private List<Expr> countDrop(ServicePort svc) {
-        return count(serviceIp(svc), svc, Endpoint.ready(unspecified(), 0, null));
+        return config.serviceCounters() ? countAs(serviceIp(svc), svc, unspecified(), 0) : List.of();
+    }
+
+    /** With --endpoint-counters: the rule that sends a connection to {@code e} also counts it ({@link #countAs}). */
+    private List<Expr> count(InetAddress vip, ServicePort svc, Endpoint e) {
+        return config.endpointCounters() ? countAs(vip, svc, e.address(), e.port()) : List.of();
     }
 
     /**
-     * With --service-counters: the rule that sends a connection to {@code e} also counts it, by a
-     * lookup of the constant key "service IP . protocol . port . endpoint . port" in
-     * {@link NftRenderer#CHAIN_ENDPOINTS}, whose element counts the match. A rule of this chain is
-     * the only place that knows both the service port and the endpoint.
+     * Counts a connection by a lookup of the constant key "service IP . protocol . port . endpoint
+     * . port" in {@link NftRenderer#CHAIN_ENDPOINTS}, whose element counts the match. A rule of
+     * this chain is the only place that knows both the service port and the endpoint.
      */
-    private List<Expr> count(InetAddress vip, ServicePort svc, Endpoint e) {
-        if (!config.serviceCounters()) {
-            return List.of();
-        }
+    private List<Expr> countAs(InetAddress vip, ServicePort svc, InetAddress epAddress, int epPort) {
         int proto = svc.protocol().number();
-        Bytes key = MapKeys.chainEndpoint(vip, proto, svc.port(), e.address(), e.port());
+        Bytes key = MapKeys.chainEndpoint(vip, proto, svc.port(), epAddress, epPort);
         if (counted.add(key)) { // an endpoint in two chains (cluster and local) or two rules (affinity): one element
             b.element(CHAIN_ENDPOINTS, SetElement.of(key));
         }
-        return p.countEndpoint(vip, proto, svc.port(), e.address(), e.port(), CHAIN_ENDPOINTS);
+        return p.countEndpoint(vip, proto, svc.port(), epAddress, epPort, CHAIN_ENDPOINTS);
     }
 }

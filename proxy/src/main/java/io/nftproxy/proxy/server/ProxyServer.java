@@ -136,7 +136,8 @@ public final class ProxyServer implements AutoCloseable {
                 throw new IOException(e.getMessage(), e);
             }
             parts.add(counterClient);
-            counters = new ServiceCounters(counterClient, cfg.table());
+            counters = new ServiceCounters(counterClient, cfg.table(), NftRenderer.countedSets(cfg),
+                    ServiceCounters.HeldElements.of((Syncer) backend));
             counters.register(metrics.registry().getPrometheusRegistry());
             listeners.add(counters);
         }

@@ -1,6 +1,8 @@
 package io.nftproxy.proxy.sync;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.function.Consumer;
 
 import io.nftproxy.netlink.nft.Bytes;
@@ -88,6 +90,13 @@ final class ElementTable {
                 each.accept(arrays[i], offsets[i]);
             }
         }
+    }
+
+    /** Every element's key, in slot order. */
+    List<Bytes> keys() {
+        List<Bytes> out = new ArrayList<>(size);
+        forEachPacked((bytes, offset) -> out.add(PackedElements.key(bytes, offset)));
+        return out;
     }
 
     /** An element's packed bytes where they are: in {@code bytes} from {@code offset}. */

@@ -9,11 +9,14 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.ToIntFunction;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.CommitStats;
 import io.nftproxy.netlink.nft.NftException;
@@ -49,6 +52,11 @@ public final class Syncer implements Backend {
     private final NftRenderer renderer;
     private final String tableName;
     private final Map<IpFamily, TableState> committed = new EnumMap<>(IpFamily.class);
+    /**
+     * Guards {@link #committed} against readers on other threads ({@link #heldKeys}): the sync
+     * thread changes it only under the write lock, and reads it without any.
+     */
+    private final ReadWriteLock held = new ReentrantReadWriteLock();
     /** Service ports refused (by the kernel or the renderer), with the inputs refused; retried when they change. */
     private final Map<ServicePortName, Refusal> refused = new HashMap<>();
 
@@ -140,8 +148,48 @@ public final class Syncer implements Backend {
             forgotten.putAll(committed);
             forgottenState = lastState;
         }
-        committed.clear();
+        clearCommitted();
+    }
+
+    private void clearCommitted() {
+        held.writeLock().lock();
+        try {
+            committed.clear();
+        } finally {
+            held.writeLock().unlock();
+        }
         lastState = null;
+    }
+
+    /**
+     * How many elements we hold in one of our sets (0 when we hold no such set): for a reader on
+     * another thread, the counters' scrape, choosing how to read the set.
+     */
+    public int heldCount(IpFamily f, String set) {
+        held.readLock().lock();
+        try {
+            TableState ts = committed.get(f);
+            ElementTable t = ts == null ? null : ts.elements.get(set);
+            return t == null ? 0 : t.size();
+        } finally {
+            held.readLock().unlock();
+        }
+    }
+
+    /**
+     * The keys of the elements we hold in one of our sets, as the kernel took them: for a reader
+     * on another thread, the counters' scrape, to ask the kernel for them by key. A sync may
+     * change the set right after.
+     */
+    public List<Bytes> heldKeys(IpFamily f, String set) {
+        held.readLock().lock();
+        try {
+            TableState ts = committed.get(f);
+            ElementTable t = ts == null ? null : ts.elements.get(set);
+            return t == null ? List.of() : t.keys();
+        } finally {
+            held.readLock().unlock();
+        }
     }
 
     /** Whether the next sync must be full (nothing committed yet). */
@@ -415,20 +463,24 @@ public final class Syncer implements Backend {
                         batch.remove(Contributor.of(culprit));
                         continue;
                     }
-                    for (Delta d : deltas) {
-                        d.apply();
-                        changedChains += d.changedChains();
-                    }
-                    if (i == 0) {
-                        committed.putAll(r.fresh());
+                    held.writeLock().lock();
+                    try {
+                        for (Delta d : deltas) {
+                            d.apply();
+                            changedChains += d.changedChains();
+                        }
+                        if (i == 0) {
+                            committed.putAll(r.fresh());
+                        }
+                    } finally {
+                        held.writeLock().unlock();
                     }
                     break;
                 }
             }
         } catch (NftException | RuntimeException e) {
             // The kernel holds the services of the batches it took; the next sync replaces them whole.
-            committed.clear();
-            lastState = null;
+            clearCommitted();
             throw e;
         }
         return synced(plan, state, sum, changedChains, rejected, r.renderNanos() + prepareNanos);
@@ -465,11 +517,16 @@ public final class Syncer implements Backend {
 
     /** After the kernel took an attempt's transaction: what it holds now is what we recorded. */
     private SyncResult recordCommitted(Plan plan, Attempt a, CommitStats st, ProxyState state, List<String> rejected) {
-        committed.putAll(a.fresh());
         int changedChains = 0;
-        for (Delta d : a.deltas().values()) {
-            d.apply();
-            changedChains += d.changedChains();
+        held.writeLock().lock();
+        try {
+            committed.putAll(a.fresh());
+            for (Delta d : a.deltas().values()) {
+                d.apply();
+                changedChains += d.changedChains();
+            }
+        } finally {
+            held.writeLock().unlock();
         }
         return synced(plan, state, st, changedChains, rejected, a.renderNanos());
     }
@@ -573,7 +630,6 @@ public final class Syncer implements Backend {
             tx.add(t).delete(t);
         }
         client.commit(tx);
-        committed.clear();
-        lastState = null;
+        clearCommitted();
     }
 }

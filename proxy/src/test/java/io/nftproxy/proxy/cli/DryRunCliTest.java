@@ -290,15 +290,25 @@ public class DryRunCliTest {
         assertEquals(0, r.exit(), r.err());
         assertTrue(r.out().contains("add set ip nftproxy service-ips { type ipv4_addr . inet_proto . inet_service; counter;"),
                 r.out());
-        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("add map ip nftproxy service-endpoints-1-8 {") && l.contains("counter;")),
-                "the affinity service's endpoints count by index, as a plain service's: " + r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("add map ip nftproxy service-endpoints-1-8 {") && !l.contains("counter;")),
+                "service ports alone: the endpoint maps count nothing: " + r.out());
         assertTrue(r.out().contains("add element ip nftproxy sticky-ips-10800 { 10.96.0.10 . tcp . 80"), r.out());
+        Result endpoints = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "n",
+                "--endpoint-counters");
+        assertEquals(0, endpoints.exit(), endpoints.err());
+        assertTrue(endpoints.out().contains("add set ip nftproxy service-ips { type ipv4_addr . inet_proto . inet_service; counter;"),
+                "--endpoint-counters counts service ports too: " + endpoints.out());
+        assertTrue(endpoints.out().lines().anyMatch(l -> l.startsWith("add map ip nftproxy service-endpoints-1-8 {") && l.contains("counter;")),
+                "the affinity service's endpoints count by index, as a plain service's: " + endpoints.out());
         Result plain = cli("run", "--manifests", dir.toString(), "--once", "--dry-run", "--hostname-override", "n");
         assertTrue(!plain.out().contains("counter") && !plain.out().contains("chain-endpoints"), "off by default: " + plain.out());
 
         Result ipt = cli("run", "--manifests", dir.toString(), "--once", "--mode", "iptables", "--service-counters");
         assertEquals(2, ipt.exit());
         assertTrue(ipt.err().contains("--service-counters needs --mode nftables"), ipt.err());
+        Result iptEndpoints = cli("run", "--manifests", dir.toString(), "--once", "--mode", "iptables", "--endpoint-counters");
+        assertEquals(2, iptEndpoints.exit());
+        assertTrue(iptEndpoints.err().contains("--endpoint-counters needs --mode nftables"), iptEndpoints.err());
     }
 
     @Test

@@ -151,5 +151,7 @@ class KubeProxyFlagsTest {
     void serviceCountersIsNftproxysOwnFlagBesideKubeProxys() {
         CommandLine.ParseResult parsed = new CommandLine(new Main()).parseArgs("kube-proxy", "--config=/c", "--service-counters");
         assertTrue(((KubeProxyCommand) parsed.subcommand().commandSpec().userObject()).serviceCounters);
+        CommandLine.ParseResult endpoints = new CommandLine(new Main()).parseArgs("kube-proxy", "--config=/c", "--endpoint-counters");
+        assertTrue(((KubeProxyCommand) endpoints.subcommand().commandSpec().userObject()).endpointCounters);
     }
 }

@@ -60,14 +60,18 @@ class ConformanceKernelTest {
         assertTrue(all.size() >= 40, "scenarios found: " + all.size());
         String only = System.getProperty("nftproxy.scenario", ""); // -Dnftproxy.scenario=51- runs the scenarios named so
         List<Path> files = all.stream().filter(f -> f.getFileName().toString().contains(only)).toList();
-        // Every other scenario runs our side with --service-counters: counting must not change what
-        // the packets do, and both layouts meet the whole range of scenarios.
-        return IntStream.range(0, files.size()).mapToObj(i -> DynamicTest.dynamicTest(
-                files.get(i).getFileName().toString() + (i % 2 == 1 ? " (counters)" : ""),
-                () -> run(Scenario.read(files.get(i)), i % 2 == 1)));
+        // Every other scenario runs our side with counters, by turns --service-counters and
+        // --endpoint-counters: counting must not change what the packets do, and each layout
+        // meets the whole range of scenarios.
+        return IntStream.range(0, files.size()).mapToObj(i -> {
+            String counters = i % 4 == 1 ? "--service-counters" : i % 4 == 3 ? "--endpoint-counters" : null;
+            return DynamicTest.dynamicTest(files.get(i).getFileName().toString() + (counters != null ? " (" + counters + ")" : ""),
+                    () -> run(Scenario.read(files.get(i)), counters));
+        });
     }
 
-    static void run(Scenario sc, boolean counters) throws Exception {
+    /** Runs a scenario; {@code counters} is the counters flag our side runs with (null: none). */
+    static void run(Scenario sc, String counters) throws Exception {
         Kernel.require();
         Path dir = Files.createTempDirectory("conformance-" + sc.name());
         int divergences = 0;
@@ -149,7 +153,7 @@ class ConformanceKernelTest {
         assertEquals(List.of(), failures, sc.name() + ": " + sc.description());
     }
 
-    static void program(Sandbox box, Path dir, String mode, Scenario sc, boolean counters) {
+    static void program(Sandbox box, Path dir, String mode, Scenario sc, String counters) {
         List<String> args = new ArrayList<>(List.of("run", "--mode", mode, "--manifests", dir.toString(), "--netns",
                 box.node.name(), "--once", "--hostname-override", "node-a",
                 "--cluster-cidr", "10.244.0.0/16,fd00:244::/64", "--service-cidr", "10.96.0.0/16,fd00:96::/64"));
@@ -157,8 +161,8 @@ class ConformanceKernelTest {
             args.addAll(List.of("--node-ip", Sandbox.NODE_IP + "," + Sandbox.NODE_IP6)); // a scenario may give its own
         }
         args.addAll(sc.args());
-        if (counters && mode.equals("nftables")) {
-            args.add("--service-counters");
+        if (counters != null && mode.equals("nftables")) {
+            args.add(counters);
         }
         cli(args.toArray(new String[0]));
     }

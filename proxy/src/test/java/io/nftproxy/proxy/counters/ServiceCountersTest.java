@@ -2,6 +2,7 @@ package io.nftproxy.proxy.counters;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.StringWriter;
@@ -14,6 +15,8 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.CountedElement;
+import io.nftproxy.netlink.nft.CounterReader;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftException;
@@ -21,6 +24,7 @@ import io.nftproxy.netlink.testing.FakeNfTables;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.counters.CounterSeries.Kind;
 import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
@@ -37,7 +41,8 @@ import io.nftproxy.proxy.sync.Syncer;
  * fake's elements counted as traffic would count them, and what the collector attributes.
  */
 class ServiceCountersTest {
-    private static final ProxyConfig CFG = PartialSyncPropertyTestAccess.CFG.withServiceCounters(true);
+    private static final ProxyConfig CFG = PartialSyncPropertyTestAccess.CFG.withEndpointCounters(true);
+    private static final ProxyConfig SERVICES_ONLY = PartialSyncPropertyTestAccess.CFG.withServiceCounters(true);
     private static final ServicePortName WEB = new ServicePortName("ns", "web", "http", Protocol.TCP);
     private static final ServicePortName STICKY = new ServicePortName("ns", "sticky", "dns", Protocol.UDP);
     private static final ServicePortName EMPTY = new ServicePortName("ns", "empty", "http", Protocol.TCP);
@@ -85,7 +90,7 @@ class ServiceCountersTest {
                 Endpoint.ready(ip("fd00:244::2"), 8080, "node-b"), Endpoint.ready(ip("10.244.1.3"), 8080, "node-b"));
         ProxyState s1 = state(two);
         syncer.sync(s1, null);
-        ServiceCounters counters = new ServiceCounters(fake, "nftproxy");
+        ServiceCounters counters = new ServiceCounters(fake, "nftproxy", NftRenderer.countedSets(CFG), null);
         counters.attributeWith(s1);
 
         int tcp = Protocol.TCP.number();
@@ -156,7 +161,7 @@ class ServiceCountersTest {
                 throw new NftException("dumping " + set, 1, null);
             }
             return fake.countedElements(f, table, set);
-        }, "nftproxy");
+        }, "nftproxy", NftRenderer.countedSets(CFG), null);
         counters.attributeWith(s);
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, MapKeys.frontend(ip("10.96.0.10"), 6, 80), 4, 0);
         assertEquals(4L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)));
@@ -164,6 +169,69 @@ class ServiceCountersTest {
         assertEquals(4L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)));
         assertTrue(exposition(counters).contains("nftproxy_service_counters_scrape_errors_total 2.0"),
                 "both reads of the exposition failed too");
+    }
+
+    @Test
+    void servicePortsAloneCountNoEndpointAndLargeSetsAreReadByTheKeysHeld() throws Exception {
+        FakeNfTables fake = new FakeNfTables();
+        Syncer syncer = new Syncer(fake, new NftRenderer(SERVICES_ONLY), "nftproxy");
+        List<Endpoint> two = List.of(Endpoint.ready(ip("10.244.1.2"), 8080, "node-b"), Endpoint.ready(ip("10.244.1.3"), 8080, "node-b"));
+        ProxyState s = state(two);
+        syncer.sync(s, null);
+        int tcp = Protocol.TCP.number();
+        Bytes webV4 = MapKeys.frontend(ip("10.96.0.10"), tcp, 80);
+        assertThrows(IllegalArgumentException.class, () -> fake.count(Family.IP, "nftproxy", "service-endpoints-1-8",
+                endpointIndex(webV4, 0), 1, 0), "the endpoint maps carry no counter");
+        assertEquals(List.of(MapKeys.chainEndpoint(ip("10.96.0.14"), tcp, 80, ip("0.0.0.0"), 0)),
+                fake.listElements(Family.IP, "nftproxy", NftRenderer.CHAIN_ENDPOINTS).stream().map(e -> e.key()).toList(),
+                "the chains count their drop, no endpoint");
+
+        // Every set read by key (from one element on), with the keys the syncer holds; one of
+        // them taken out by a sync between taking the keys and reading them.
+        List<String> byKey = new ArrayList<>();
+        Bytes gone = MapKeys.frontend(ip("10.96.0.99"), tcp, 80);
+        ServiceCounters.HeldElements syncers = ServiceCounters.HeldElements.of(syncer);
+        ServiceCounters.HeldElements held = new ServiceCounters.HeldElements() {
+            @Override
+            public int count(IpFamily family, String set) {
+                return syncers.count(family, set);
+            }
+
+            @Override
+            public List<Bytes> keys(IpFamily family, String set) {
+                List<Bytes> k = new ArrayList<>(syncers.keys(family, set));
+                k.add(0, gone);
+                return k;
+            }
+        };
+        CounterReader reader = new CounterReader() {
+            @Override
+            public List<CountedElement> countedElements(Family f, String table, String set) {
+                throw new AssertionError("dumped " + set);
+            }
+
+            @Override
+            public List<CountedElement> countedElements(Family f, String table, String set, List<Bytes> keys) throws NftException {
+                byKey.add(f.keyword() + " " + set);
+                return fake.countedElements(f, table, set, keys);
+            }
+        };
+        ServiceCounters counters = new ServiceCounters(reader, "nftproxy", NftRenderer.countedSets(SERVICES_ONLY), held, 1);
+        counters.attributeWith(s);
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, webV4, 4, 0);
+        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_NODEPORTS, MapKeys.nodePort(tcp, 30080), 2, 0);
+        fake.count(Family.IP, "nftproxy", NftRenderer.NO_ENDPOINT_REJECT, MapKeys.frontend(ip("10.96.0.11"), tcp, 80), 1, 0);
+        Map<CounterSeries, Long> t = counters.read();
+        assertEquals(6L, t.get(new CounterSeries(Kind.CONNECTIONS, WEB, null)), "its ClusterIP and its NodePort");
+        assertEquals(1L, t.get(new CounterSeries(Kind.REJECTED, EMPTY, null)));
+        assertTrue(t.keySet().stream().noneMatch(x -> x.kind() == Kind.ENDPOINT_CONNECTIONS), t.toString());
+        assertTrue(byKey.contains("ip " + NftRenderer.SERVICE_IPS) && byKey.contains("ip6 " + NftRenderer.NO_ENDPOINT_REJECT),
+                "web has no IPv6 endpoint: " + byKey);
+        assertFalse(byKey.contains("ip " + NftRenderer.NO_LOCAL_ENDPOINT), "a set we hold nothing in is not read: " + byKey);
+        String text = exposition(counters);
+        assertFalse(text.contains("nftproxy_endpoint_connections"), text);
+        assertTrue(text.contains("nftproxy_service_connections_total{namespace=\"ns\",service=\"web\",port=\"http\","
+                + "protocol=\"tcp\",} 6.0"), text);
     }
 
     private static String exposition(ServiceCounters c) throws Exception {
@@ -180,7 +248,7 @@ class ServiceCountersTest {
         Syncer syncer = new Syncer(fake, new NftRenderer(CFG), "nftproxy");
         ProxyState s = state(List.of(Endpoint.ready(ip("10.244.1.2"), 8080, "node-b")));
         syncer.sync(s, null);
-        ServiceCounters counters = new ServiceCounters(fake, "nftproxy");
+        ServiceCounters counters = new ServiceCounters(fake, "nftproxy", NftRenderer.countedSets(CFG), null);
         counters.attributeWith(s);
         Bytes web = MapKeys.frontend(ip("10.96.0.10"), 6, 80);
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 5, 0);

@@ -50,7 +50,7 @@ class RenderedRulesOracleKernelTest {
             .nodeIPs(List.of(Inet.parse("192.168.50.2"), Inet.parse("fd00:50::2")))
             .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"), Cidr.parse("fd00:244::/64")))
             .serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16"), Cidr.parse("fd00:96::/112")))
-            .serviceCounters(true).build();
+            .endpointCounters(true).build();
 
     static ProxyState state() {
         TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
@@ -100,7 +100,7 @@ class RenderedRulesOracleKernelTest {
      * keying a verdict map (the sticky chains' slots), a constant index inside a concatenation
      * (nft types a concatenation from its parts, and a bare number has no type: the sticky
      * chains' checks and slots), and a lookup whose key is all constants (the counting rule of
-     * --service-counters). Nothing else may be refused.
+     * --endpoint-counters). Nothing else may be refused.
      */
     static final List<Pattern> NFT_CANNOT_SAY = List.of(
             Pattern.compile(" dnat ip6? to (ip6? daddr \\. )?meta l4proto \\. th dport \\. numgen random mod \\d+ map @(service|nodeport|local|nodeport-local)-endpoints-\\d+-\\d+$"),

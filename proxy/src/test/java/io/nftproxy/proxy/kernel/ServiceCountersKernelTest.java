@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -19,6 +20,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.nftproxy.netlink.nft.client.NftClient;
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.counters.CounterSeries;
+import io.nftproxy.proxy.counters.ServiceCounters;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sync.Syncer;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePortName;
@@ -31,9 +41,9 @@ import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncResult;
 
 /**
- * --service-counters with real connections: what the kernel counted in our map elements is what
- * /metrics reports, per service port, per endpoint and refused, and it does not go backwards when
- * a sync re-creates the elements.
+ * --endpoint-counters and --service-counters with real connections: what the kernel counted in
+ * our map elements is what /metrics reports, per service port, per endpoint and refused, and it
+ * does not go backwards when a sync re-creates the elements; read by dump or by key alike.
  */
 class ServiceCountersKernelTest {
     private static final String HTTP = "[{name: http, port: 8080, protocol: TCP}]";
@@ -66,7 +76,7 @@ class ServiceCountersKernelTest {
             ObjectStore store = new ObjectStore("node-a");
             AtomicReference<ProxyState> synced = new AtomicReference<>();
             try (NftClient nft = NftClient.open(topo.node.ns()); ManifestSource src = new ManifestSource(dir, store);
-                 ProxyServer server = new ProxyServer(config().withServiceCounters(true), store, nft, topo.node.ns(),
+                 ProxyServer server = new ProxyServer(config().withEndpointCounters(true), store, nft, topo.node.ns(),
                          new InetSocketAddress("127.0.0.1", 0), null, new SyncListener() {
                              @Override
                              public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
@@ -146,5 +156,59 @@ class ServiceCountersKernelTest {
                 assertEquals(value(after, gone), value(later, gone), "an endpoint gone keeps what it counted");
             }
         }
+    }
+
+    @Test
+    void servicePortsAloneAreCountedAndReadByKeyAsByDump() throws Exception {
+        try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
+            topo.serve("10.244.1.2", 8080);
+            topo.serve("10.244.1.3", 8080);
+            Netns client = topo.pod("10.244.2.100");
+            ProxyConfig cfg = config().withServiceCounters(true);
+            ServicePortName empty = new ServicePortName("default", "empty", "http", Protocol.TCP);
+            ServicePort web = ServicePort.builder(WEB, 80).clusterIPs(List.of(Inet.parse("10.96.0.10"))).build();
+            ServicePort none = ServicePort.builder(empty, 80).clusterIPs(List.of(Inet.parse("10.96.0.11"))).build();
+            ProxyState state = new ProxyState(Map.of(WEB, web, empty, none), Map.of(WEB, List.of(
+                    Endpoint.ready(Inet.parse("10.244.1.2"), 8080, "node-b"), Endpoint.ready(Inet.parse("10.244.1.3"), 8080, "node-b"))),
+                    NodeInfo.named("node-a"));
+            Syncer syncer = new Syncer(nft, new NftRenderer(cfg), cfg.table());
+            syncer.sync(state, null);
+            for (int i = 0; i < 5; i++) {
+                assertEquals(ANSWERED, topo.tcp(client, "10.244.2.100", "10.96.0.10", 80).result());
+            }
+            assertEquals(REFUSED, topo.tcp(client, "10.244.2.100", "10.96.0.11", 80).result());
+
+            Map<CounterSeries, Long> byDump = read(nft, cfg, syncer, Integer.MAX_VALUE, state);
+            Map<CounterSeries, Long> byKey = read(nft, cfg, syncer, 1, state);
+            assertEquals(5L, byDump.get(new CounterSeries(CounterSeries.Kind.CONNECTIONS, WEB, null)), byDump.toString());
+            assertEquals(1L, byDump.get(new CounterSeries(CounterSeries.Kind.REJECTED, empty, null)), byDump.toString());
+            assertTrue(byDump.keySet().stream().noneMatch(x -> x.kind() == CounterSeries.Kind.ENDPOINT_CONNECTIONS),
+                    byDump.toString());
+            assertEquals(byDump, byKey, "by key, the same counts as by dump");
+
+            // nft, as a witness: the frontends' set counts, the endpoint maps do not.
+            String listed = topo.node.exec("nft", "list", "table", "ip", cfg.table());
+            assertTrue(declaration(listed, "set " + NftRenderer.SERVICE_IPS).contains("counter"), listed);
+            String map = declaration(listed, "map service-endpoints-1-8");
+            assertTrue(!map.isEmpty() && !map.contains("counter"), map);
+        }
+    }
+
+    /** A set's or map's declaration in nft's listing, up to its elements. */
+    private static String declaration(String listed, String head) {
+        int at = listed.indexOf(head + " {");
+        if (at < 0) {
+            return "";
+        }
+        int end = listed.indexOf("elements", at);
+        int close = listed.indexOf('}', at);
+        return listed.substring(at, end < 0 || close < end ? close : end);
+    }
+
+    private static Map<CounterSeries, Long> read(NftClient nft, ProxyConfig cfg, Syncer syncer, int byKeyFrom, ProxyState s) {
+        ServiceCounters c = new ServiceCounters(nft, cfg.table(), NftRenderer.countedSets(cfg),
+                ServiceCounters.HeldElements.of(syncer), byKeyFrom);
+        c.attributeWith(s);
+        return c.read();
     }
 }

@@ -190,7 +190,7 @@ class NftRendererTest {
         assertEquals(null, NftRenderer.endpointMapBase("service-endpoints-1-1"));
         assertEquals(NftRenderer.NODEPORT_LOCAL_ENDPOINTS, NftRenderer.endpointMapBase("nodeport-local-endpoints-897-1024"));
         assertEquals(null, NftRenderer.endpointMapBase(NftRenderer.SERVICE_ENDPOINTS_CHECK));
-        assertTrue(NftRenderer.COUNTED_SETS.contains("nodeport-endpoints-65-128"), "counters read every endpoint map");
+        assertTrue(NftRenderer.ENDPOINT_COUNTED_SETS.contains("nodeport-endpoints-65-128"), "endpoint counters read every endpoint map");
 
         // A port's endpoints are in its count's map; past the bucket they move to the next one.
         Fragment sixteen = r.service(IpFamily.V4, ten, manyEps(16), NODE);

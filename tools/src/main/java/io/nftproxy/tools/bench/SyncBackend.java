@@ -64,11 +64,12 @@ public interface SyncBackend extends AutoCloseable {
         return switch (name) {
             case "nftproxy" -> new Nftproxy("nftproxy", cfg, netns);
             case "nftproxy+counters" -> new Nftproxy("nftproxy+counters", cfg.withServiceCounters(true), netns);
+            case "nftproxy+endpoint-counters" -> new Nftproxy("nftproxy+endpoint-counters", cfg.withEndpointCounters(true), netns);
             case "nftproxy-uncommented" -> new Nftproxy("nftproxy-uncommented", cfg, netns, false);
             case "kube-nftables" -> new KubeNftables(netns);
             case "kube-iptables" -> new KubeIptables(cfg, netns);
             default -> throw new IllegalArgumentException("unknown backend '" + name
-                    + "' (expected nftproxy, nftproxy+counters, nftproxy-uncommented, kube-nftables or kube-iptables)");
+                    + "' (expected nftproxy, nftproxy+counters, nftproxy+endpoint-counters, nftproxy-uncommented, kube-nftables or kube-iptables)");
         };
     }
 
@@ -110,7 +111,8 @@ public interface SyncBackend extends AutoCloseable {
 
     /**
      * nftproxy: one netlink transaction per sync, partial syncs of the changed service only; with
-     * --service-counters ("nftproxy+counters") its scrapes are timed too.
+     * --service-counters ("nftproxy+counters") or --endpoint-counters ("nftproxy+endpoint-counters")
+     * its scrapes are timed too.
      */
     final class Nftproxy implements SyncBackend {
         private final String name;
@@ -127,7 +129,8 @@ public interface SyncBackend extends AutoCloseable {
             this.name = name;
             client = NftClient.open(NetNamespace.named(netns));
             syncer = new Syncer(client, new NftRenderer(cfg, elementComments), cfg.table());
-            counters = cfg.serviceCounters() ? new ServiceCounters(client, cfg.table()) : null;
+            counters = cfg.serviceCounters() ? new ServiceCounters(client, cfg.table(), NftRenderer.countedSets(cfg),
+                    ServiceCounters.HeldElements.of(syncer)) : null;
         }
 
         @Override
