@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.stream.Stream;
 
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
@@ -78,21 +79,26 @@ public final class CompareBench {
     record Change(String sample, ProxyState state, ServicePortName id) {
     }
 
-    /** The four kinds of change, {@code r}-th repetition, each from the state before it. */
+    /** The changes of the {@code r}-th repetition, each from the state before it. */
     static List<Change> changes(ProxyState base, int n, int r) {
+        return changes(new StateEditor(base), n, r);
+    }
+
+    /** The changes of the {@code r}-th repetition, each made in {@code ed} from the state before it. */
+    static List<Change> changes(StateEditor ed, int n, int r) {
         List<Change> out = new ArrayList<>();
-        ProxyState s = base;
+        ProxyState s = ed.state();
         ServicePortName a = new ServicePortName("bench", "svc-" + ((r * 7919L + 1) % n), "http", Protocol.TCP);
         List<Endpoint> eps = new ArrayList<>(s.endpointsOf(a));
         if (!eps.isEmpty()) {
             eps.set(r % eps.size(), Endpoint.ready(BenchState.ip(0x0b000000 + r), 8080, "node-x"));
         }
-        s = with(s, a, s.services().get(a), eps);
+        s = ed.set(a, s.services().get(a), eps);
         out.add(new Change("endpoint replaced", s, a));
         ServicePortName b = new ServicePortName("bench", "svc-" + ((r * 104_729L + 13) % n), "http", Protocol.TCP);
-        s = withEndpointAdded(s, b, 0x0c000000 + r, "node-y");
+        s = withEndpointAdded(ed, b, 0x0c000000 + r, "node-y");
         out.add(new Change("endpoint added", s, b));
-        s = withEndpointRemoved(s, b, r);
+        s = withEndpointRemoved(ed, b, r);
         out.add(new Change("endpoint removed", s, b));
         ServicePortName c = new ServicePortName("bench", "added-" + r, "http", Protocol.TCP);
         ServicePort svc = ServicePort.builder(c, 80).clusterIPs(List.of(BenchState.ip(0x0a6f0000 + r + 1))).build();
@@ -100,9 +106,9 @@ public final class CompareBench {
         for (int j = 0; j < 10; j++) {
             ceps.add(Endpoint.ready(BenchState.ip(0x0d000000 + r * 16 + j), 8080, "node-" + j));
         }
-        s = with(s, c, svc, ceps);
+        s = ed.set(c, svc, ceps);
         out.add(new Change("service added", s, c));
-        s = with(s, c, null, null);
+        s = ed.set(c, null, null);
         out.add(new Change("service removed", s, c));
         // The kinds that have (or had) chains of their own, each on its own: the draws above
         // cross the mix, where they are a fifth of the services. Each: an endpoint added to one
@@ -111,7 +117,7 @@ public final class CompareBench {
         if (n >= BenchState.STICKY_EVERY) {
             ServicePortName d = BenchState.id((int) ((r * 7919L + 5) % (n / BenchState.STICKY_EVERY))
                     * BenchState.STICKY_EVERY + BenchState.STICKY_AT);
-            s = kindChanges(out, "sticky service", s, d, 0x0e000000 + r, r,
+            s = kindChanges(out, "sticky service", ed, d, 0x0e000000 + r, r,
                     ServicePort.builder(added("sticky", r), 80).clusterIPs(List.of(BenchState.ip(0x0a6d0000 + r + 1)))
                             .affinitySeconds(10_800).build(), ceps);
         }
@@ -119,7 +125,7 @@ public final class CompareBench {
             ServicePortName e = BenchState.id((int) ((r * 104_729L + 7) % (n / BenchState.LOCAL_EVERY)) * BenchState.LOCAL_EVERY);
             List<Endpoint> oneHere = new ArrayList<>(ceps);
             oneHere.set(0, Endpoint.ready(oneHere.get(0).address(), 8080, "node-a"));
-            s = kindChanges(out, "Local service", s, e, 0x0f000000 + r, r,
+            s = kindChanges(out, "Local service", ed, e, 0x0f000000 + r, r,
                     ServicePort.builder(added("local", r), 80).clusterIPs(List.of(BenchState.ip(0x0a6c0000 + r + 1)))
                             .externalIPs(List.of(BenchState.ip(0x64600000 + r))).externalPolicyLocal(true).build(), oneHere);
         }
@@ -130,16 +136,16 @@ public final class CompareBench {
             for (int j = 0; j < BenchState.MANY_ENDPOINTS; j++) {
                 many.add(Endpoint.ready(BenchState.ip(0x11000000 + r * 256 + j), 8080, "node-" + j % 100));
             }
-            s = kindChanges(out, ">128 endpoints", s, m, 0x10000000 + r, r,
+            s = kindChanges(out, ">128 endpoints", ed, m, 0x10000000 + r, r,
                     ServicePort.builder(added("many", r), 80).clusterIPs(List.of(BenchState.ip(0x0a6b0000 + r + 1))).build(), many);
         }
         ServicePortName f = new ServicePortName("bench", "ranged-" + r, "http", Protocol.TCP);
         ServicePort ranged = ServicePort.builder(f, 80).clusterIPs(List.of(BenchState.ip(0x0a6e0000 + r + 1)))
                 .loadBalancerIPs(List.of(BenchState.ip(0x64700000 + r))).loadBalancerSourceRanges(BenchState.SOURCE_RANGES)
                 .build();
-        s = with(s, f, ranged, ceps);
+        s = ed.set(f, ranged, ceps);
         out.add(new Change("service added (source ranges)", s, f));
-        s = with(s, f, null, null);
+        s = ed.set(f, null, null);
         out.add(new Change("service removed (source ranges)", s, f));
         return out;
     }
@@ -159,32 +165,34 @@ public final class CompareBench {
      * The changes of one kind of service: an endpoint added to {@code id} (from the mix), one
      * removed from it, and {@code svc} with {@code eps} added and removed again.
      */
-    private static ProxyState kindChanges(List<Change> out, String kind, ProxyState s, ServicePortName id, int address,
+    private static ProxyState kindChanges(List<Change> out, String kind, StateEditor ed, ServicePortName id, int address,
                                           int r, ServicePort svc, List<Endpoint> eps) {
-        s = withEndpointAdded(s, id, address, "node-z");
+        ProxyState s = withEndpointAdded(ed, id, address, "node-z");
         out.add(new Change("endpoint added (" + kind + ")", s, id));
-        s = withEndpointRemoved(s, id, r);
+        s = withEndpointRemoved(ed, id, r);
         out.add(new Change("endpoint removed (" + kind + ")", s, id));
-        s = with(s, svc.id(), svc, eps);
+        s = ed.set(svc.id(), svc, eps);
         out.add(new Change("service added (" + kind + ")", s, svc.id()));
-        s = with(s, svc.id(), null, null);
+        s = ed.set(svc.id(), null, null);
         out.add(new Change("service removed (" + kind + ")", s, svc.id()));
         return s;
     }
 
     /** {@code id} without one of its endpoints, drawn by {@code r} (not the last, unless it is the only one). */
-    private static ProxyState withEndpointRemoved(ProxyState s, ServicePortName id, int r) {
+    private static ProxyState withEndpointRemoved(StateEditor ed, ServicePortName id, int r) {
+        ProxyState s = ed.state();
         List<Endpoint> eps = new ArrayList<>(s.endpointsOf(id));
         if (!eps.isEmpty()) {
             eps.remove(eps.size() == 1 ? 0 : r % (eps.size() - 1));
         }
-        return with(s, id, s.services().get(id), eps);
+        return ed.set(id, s.services().get(id), eps);
     }
 
-    private static ProxyState withEndpointAdded(ProxyState s, ServicePortName id, int address, String node) {
+    private static ProxyState withEndpointAdded(StateEditor ed, ServicePortName id, int address, String node) {
+        ProxyState s = ed.state();
         List<Endpoint> eps = new ArrayList<>(s.endpointsOf(id));
         eps.add(Endpoint.ready(BenchState.ip(address), 8080, node));
-        return with(s, id, s.services().get(id), eps);
+        return ed.set(id, s.services().get(id), eps);
     }
 
     static ProxyState with(ProxyState s, ServicePortName id, ServicePort svc, List<Endpoint> eps) {
@@ -224,14 +232,22 @@ public final class CompareBench {
                         rows.add(new Row("sync", b, n, "full", new long[] {full}, "kernel slab +" + slabMb + " MB"));
                         bar.step();
                         Map<String, List<Long>> samples = new LinkedHashMap<>();
+                        StateEditor editor = new StateEditor(base);
+                        Map<String, String> largest = new HashMap<>();
+                        Map<String, Long> largestNanos = new HashMap<>();
                         ProxyState before = base;
                         String over = "";
                         changes:
                         for (int r = 0; r < repetitions; r++) {
-                            for (Change c : changes(before, n, r)) {
+                            for (Change c : changes(editor, n, r)) {
                                 try {
                                     long t = backend.change(before, c.state(), c.id(), budget);
                                     samples.computeIfAbsent(c.sample(), k -> new ArrayList<>()).add(t);
+                                    SyncBackend.Breakdown bd = backend.lastBreakdown();
+                                    if (bd != null && t > largestNanos.getOrDefault(c.sample(), -1L)) {
+                                        largestNanos.put(c.sample(), t);
+                                        largest.put(c.sample(), describe(t, bd) + " (repetition " + (r + 1) + ")");
+                                    }
                                 } catch (SyncBackend.OverBudget e) {
                                     over = "> " + budget.toSeconds() + " s budget (" + c.sample() + ")";
                                     bar.stepBy((long) CHANGES_PER_REPETITION * (repetitions - r));
@@ -242,7 +258,8 @@ public final class CompareBench {
                             }
                         }
                         String note = over;
-                        samples.forEach((k, v) -> rows.add(new Row("sync", b, n, k, v.stream().mapToLong(Long::longValue).toArray(), note)));
+                        samples.forEach((k, v) -> rows.add(new Row("sync", b, n, k, v.stream().mapToLong(Long::longValue).toArray(),
+                                String.join("; ", Stream.of(note, largest.get(k)).filter(x -> x != null && !x.isEmpty()).toList()))));
                         scrapes(backend, n, before);
                     } finally {
                         exec("ip", "netns", "del", ns);
@@ -250,6 +267,19 @@ public final class CompareBench {
                 }
             }
         }
+    }
+
+    /**
+     * Where the largest sample of a case went: "largest 41.2 ms: kernel 2.1, render 1.3, rest
+     * 37.8; GC pauses 35". The rest is our Java after the commit and whatever stopped it; the
+     * JVM's collection pauses during the change are counted apart, as they may fall in any part.
+     */
+    static String describe(long nanos, SyncBackend.Breakdown bd) {
+        double total = nanos / 1e6;
+        double kernel = bd.kernelNanos() / 1e6;
+        double render = bd.prepareNanos() / 1e6;
+        return String.format(Locale.ROOT, "largest %.1f ms: kernel %.1f, render %.1f, rest %.1f; GC pauses %d",
+                total, kernel, render, Math.max(0, total - kernel - render), bd.gcPauseMillis());
     }
 
     /** With a backend that keeps service counters: what a scrape of them costs at this size. */

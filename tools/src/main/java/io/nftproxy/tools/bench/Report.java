@@ -24,13 +24,18 @@ public final class Report {
     private Report() {
     }
 
+    /** A CSV field: quoted when it holds a comma or a quote (RFC 4180). */
+    static String csvField(String v) {
+        return v.contains(",") || v.contains("\"") ? "\"" + v.replace("\"", "\"\"") + "\"" : v;
+    }
+
     public static void write(Path dir, List<CompareBench.Row> rows, String command) throws IOException {
         Files.createDirectories(dir);
         StringBuilder csv = new StringBuilder("kind,backend,services,case,samples,p50_ms,p90_ms,p99_ms,max_ms,note\n");
         for (CompareBench.Row r : rows) {
             csv.append(String.join(",", r.kind(), r.backend(), Integer.toString(r.services()), r.sample(),
                     Integer.toString(r.nanos().length), CompareBench.ms(r.p(0.5)), CompareBench.ms(r.p(0.9)),
-                    CompareBench.ms(r.p(0.99)), CompareBench.ms(r.p(1.0)), r.note())).append('\n');
+                    CompareBench.ms(r.p(0.99)), CompareBench.ms(r.p(1.0)), csvField(r.note()))).append('\n');
         }
         Files.writeString(dir.resolve("results.csv"), csv);
         Files.writeString(dir.resolve("report.md"), markdown(rows, command));

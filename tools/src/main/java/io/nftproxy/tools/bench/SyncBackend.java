@@ -1,6 +1,8 @@
 package io.nftproxy.tools.bench;
 
 import java.io.IOException;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,6 +28,7 @@ import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sync.SyncResult;
 import io.nftproxy.proxy.sync.Syncer;
 
 /**
@@ -42,6 +45,30 @@ public interface SyncBackend extends AutoCloseable {
 
     /** One timed scrape of the service counters: nanoseconds, and characters of exposition text. */
     record Scrape(long nanos, int chars) {
+    }
+
+    /**
+     * Where the last change's time went, for a backend that can tell: inside the kernel (the
+     * commit's system calls), rendering and preparing the transaction, and the JVM's garbage
+     * collection pauses meanwhile (whole milliseconds, as the JVM counts them).
+     */
+    record Breakdown(long kernelNanos, long prepareNanos, long gcPauseMillis) {
+    }
+
+    /** The breakdown of the last change, or null when this backend cannot tell. */
+    default Breakdown lastBreakdown() {
+        return null;
+    }
+
+    /** Milliseconds the JVM's collectors have paused the application so far (their stop-the-world collections). */
+    static long gcPauseMillis() {
+        long sum = 0;
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            if (!gc.getName().contains("Concurrent")) { // G1's concurrent cycle runs beside the application
+                sum += Math.max(0, gc.getCollectionTime());
+            }
+        }
+        return sum;
     }
 
     /** A scrape of the service counters, when this backend keeps them; null otherwise. */
@@ -119,6 +146,7 @@ public interface SyncBackend extends AutoCloseable {
         private final NftClient client;
         private final Syncer syncer;
         private final ServiceCounters counters;
+        private Breakdown last;
 
         Nftproxy(String name, ProxyConfig cfg, String netns) throws Exception {
             this(name, cfg, netns, true);
@@ -162,9 +190,17 @@ public interface SyncBackend extends AutoCloseable {
 
         @Override
         public long change(ProxyState before, ProxyState after, ServicePortName changed, Duration budget) throws Exception {
+            long gc0 = SyncBackend.gcPauseMillis();
             long t0 = System.nanoTime();
-            syncer.sync(after, Set.of(changed));
-            return System.nanoTime() - t0;
+            SyncResult r = syncer.sync(after, Set.of(changed));
+            long took = System.nanoTime() - t0;
+            last = new Breakdown(r.commit().kernelNanos(), r.renderNanos(), SyncBackend.gcPauseMillis() - gc0);
+            return took;
+        }
+
+        @Override
+        public Breakdown lastBreakdown() {
+            return last;
         }
 
         @Override
