@@ -60,13 +60,23 @@ public interface SyncBackend extends AutoCloseable {
         return null;
     }
 
+    /**
+     * The JVM's stop-the-world collectors (G1's concurrent cycle runs beside the application),
+     * looked up once: each lookup builds their names anew, garbage in a timed loop.
+     */
+    final class Collectors {
+        static final List<GarbageCollectorMXBean> PAUSING = ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .filter(gc -> !gc.getName().contains("Concurrent")).toList();
+
+        private Collectors() {
+        }
+    }
+
     /** Milliseconds the JVM's collectors have paused the application so far (their stop-the-world collections). */
     static long gcPauseMillis() {
         long sum = 0;
-        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-            if (!gc.getName().contains("Concurrent")) { // G1's concurrent cycle runs beside the application
-                sum += Math.max(0, gc.getCollectionTime());
-            }
+        for (GarbageCollectorMXBean gc : Collectors.PAUSING) {
+            sum += Math.max(0, gc.getCollectionTime());
         }
         return sum;
     }
