@@ -231,6 +231,7 @@ public final class CompareBench {
                         long slabMb = (KernelMemory.slabKb() - slabBefore) / 1024;
                         rows.add(new Row("sync", b, n, "full", new long[] {full}, "kernel slab +" + slabMb + " MB"));
                         bar.step();
+                        settle();
                         Map<String, List<Long>> samples = new LinkedHashMap<>();
                         StateEditor editor = new StateEditor(base);
                         Map<String, String> largest = new HashMap<>();
@@ -267,6 +268,17 @@ public final class CompareBench {
                 }
             }
         }
+    }
+
+    /**
+     * Lets the full sync's data settle before changes are timed, as it has in a daemon that has
+     * run for a minute: a full collection moves what the full sync left (at 100k, hundreds of
+     * megabytes of held state) into the old generation. Without it, the young collections of
+     * the seconds after a full sync still copy that data from one survivor space to the next,
+     * 80–220 ms each, and land in timed changes (docs/benchmarks.md).
+     */
+    static void settle() {
+        System.gc();
     }
 
     /**
