@@ -32,6 +32,7 @@ import io.nftproxy.tools.bench.DaemonBench;
 import io.nftproxy.tools.bench.KernelMemory;
 import io.nftproxy.tools.bench.KubeProxyNftLayout;
 import io.nftproxy.tools.bench.NeighbourProbe;
+import io.nftproxy.tools.bench.Percentile;
 import io.nftproxy.tools.bench.ProcessDaemonBench;
 import io.nftproxy.tools.bench.Report;
 import io.nftproxy.proxy.config.ProxyConfig;
@@ -244,9 +245,8 @@ final class BenchCommand implements Callable<Integer> {
             System.out.printf("%-9d %-9d %10.0f %10.0f %10.0f %10.0f %10d %9.2f %9.2f %9.2f %9.2f %9.2f%n", n, endpoints,
                     fullNanos / 1e6, full.renderNanos() / 1e6, full.commit().encodeNanos() / 1e6,
                     full.commit().kernelNanos() / 1e6, full.commit().messages(),
-                    changes == 0 ? 0 : lat[changes / 2] / 1e6, changes == 0 ? 0 : lat[(int) (changes * 0.99)] / 1e6,
-                    changes == 0 ? 0 : lat[changes - 1] / 1e6, changes == 0 ? 0 : add[changes / 2] / 1e6,
-                    changes == 0 ? 0 : add[(int) (changes * 0.99)] / 1e6);
+                    Percentile.ms(lat, 0.5), Percentile.ms(lat, 0.99), Percentile.ms(lat, 1), Percentile.ms(add, 0.5),
+                    Percentile.ms(add, 0.99));
             if (compareKubeProxy) {
                 compare(state, nsName, fullNanos);
             }

@@ -42,7 +42,7 @@ public final class CompareBench {
             }
             long[] s = nanos.clone();
             Arrays.sort(s);
-            return s[Math.min(s.length - 1, (int) (s.length * q))] / 1e6;
+            return Percentile.ms(s, q);
         }
     }
 

@@ -74,7 +74,7 @@ public final class DaemonBench {
         }
 
         private static double p(long[] sorted, double q) {
-            return sorted.length == 0 ? 0 : sorted[Math.min(sorted.length - 1, (int) (sorted.length * q))] / 1e6;
+            return Percentile.ms(sorted, q);
         }
     }
 

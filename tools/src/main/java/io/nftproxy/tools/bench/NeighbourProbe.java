@@ -128,7 +128,7 @@ public final class NeighbourProbe implements AutoCloseable {
         if (a.length == 0) {
             return "no commit";
         }
-        return String.format("p50 %.1f ms, max %.1f ms (%d commits)", a[a.length / 2] / 1e6, a[a.length - 1] / 1e6, a.length);
+        return String.format("p50 %.1f ms, max %.1f ms (%d commits)", Percentile.ms(a, 0.5), Percentile.ms(a, 1), a.length);
     }
 
     @Override

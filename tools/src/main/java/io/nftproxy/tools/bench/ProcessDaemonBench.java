@@ -46,7 +46,7 @@ public final class ProcessDaemonBench {
     /** Start to first full sync, sorted change latencies, heap after GC (-1: unknown), RSS, peak RSS. */
     public record Figures(long startNanos, long[] latencies, long heapBytes, long rssBytes, long peakRssBytes) {
         public double p(double q) {
-            return latencies.length == 0 ? 0 : latencies[Math.min(latencies.length - 1, (int) (latencies.length * q))] / 1e6;
+            return Percentile.ms(latencies, q);
         }
     }
 
