@@ -34,8 +34,10 @@ import io.nftproxy.tools.bench.KubeProxyNftLayout;
 import io.nftproxy.tools.bench.NeighbourProbe;
 import io.nftproxy.tools.bench.Percentile;
 import io.nftproxy.tools.bench.ProcessDaemonBench;
+import io.nftproxy.tools.bench.ReadBack;
 import io.nftproxy.tools.bench.Report;
 import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.counters.ServiceCounters;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.NodeInfo;
@@ -104,6 +106,12 @@ final class BenchCommand implements Callable<Integer> {
             + " several values are timed one after the other in the same run, our tables deleted in between"
             + " (default: the daemon's, ${DEFAULT-VALUE}).", defaultValue = "" + Syncer.FIRST_SYNC_BATCH)
     List<Integer> firstSyncBatches;
+
+    @Option(names = "--read-back", description = "Also time reading our tables back from the kernel after the full sync,"
+            + " without taking the lock other nftables users wait on: sets of fewer than 50,000 elements dumped, larger ones"
+            + " read by key, every chain's rules listed (twice; what a restart onto our own table would cost to learn what"
+            + " it holds).")
+    boolean readBack;
 
     @Option(names = "--drift", description = "Also time the drift watcher's repair after someone else flushes one of"
             + " our chains, in another fresh namespace.")
@@ -217,6 +225,11 @@ final class BenchCommand implements Callable<Integer> {
                     near.report(String.format("first full sync, %s (%d, the longest %.0f ms to our thread)",
                             batches.get(b) == 0 ? "one transaction" : "transactions of ~" + batches.get(b) + " objects",
                             commits.size(), commits.stream().mapToLong(Long::longValue).max().orElse(0) / 1e6), t0, System.nanoTime());
+                }
+            }
+            if (readBack) {
+                for (int i = 0; i < 2; i++) {
+                    System.out.println("read back: " + ReadBack.measure(client, syncer, "nftproxy", ServiceCounters.BY_KEY_FROM));
                 }
             }
             if (near != null) {
