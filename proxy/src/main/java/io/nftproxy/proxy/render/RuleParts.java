@@ -255,33 +255,36 @@ final class RuleParts {
         return out;
     }
 
-    /** {@code ip saddr @set}. */
     /**
      * {@code ip saddr . SERVICE-IP . PORT . ENDPOINT-IP . ENDPOINT-PORT} from register 1 on: the
      * key of ClientIP affinity, the client's address with constants naming the service port and
-     * the endpoint.
+     * the endpoint. Each constant is loaded at its own length (a port in two bytes), as nft
+     * loads one: the kernel zeroes the rest of the register, and nft lists the rule (loaded
+     * padded to four bytes, {@code nft -j list ruleset} aborted on it: {@code mpz_get_be16:
+     * Assertion `cnt <= 1'}).
      */
     List<Expr> affinityKey(InetAddress serviceIp, int port, InetAddress endpoint, int endpointPort) {
         int s = addrSlots();
         return List.of(loadSaddr(reg(0)),
                 Immediate.value(reg(s), Bytes.ip(serviceIp)),
-                Immediate.value(reg(2 * s), Bytes.be16(port).padTo4()),
+                Immediate.value(reg(2 * s), Bytes.be16(port)),
                 Immediate.value(reg(2 * s + 1), Bytes.ip(endpoint)),
-                Immediate.value(reg(3 * s + 1), Bytes.be16(endpointPort).padTo4()));
+                Immediate.value(reg(3 * s + 1), Bytes.be16(endpointPort)));
     }
 
     /**
      * A lookup of the constant key "service IP . protocol . port . endpoint . port" in
      * {@code set}: it always matches, and the matched element's counter counts the connection.
-     * The fields are loaded one per immediate (an immediate holds 16 bytes at most).
+     * The fields are loaded one per immediate (an immediate holds 16 bytes at most), each at its
+     * own length, as in {@link #affinityKey}.
      */
     List<Expr> countEndpoint(InetAddress serviceIp, int proto, int port, InetAddress endpoint, int endpointPort, String set) {
         int s = addrSlots();
         return List.of(Immediate.value(reg(0), Bytes.ip(serviceIp)),
-                Immediate.value(reg(s), Bytes.u8(proto).padTo4()),
-                Immediate.value(reg(s + 1), Bytes.be16(port).padTo4()),
+                Immediate.value(reg(s), Bytes.u8(proto)),
+                Immediate.value(reg(s + 1), Bytes.be16(port)),
                 Immediate.value(reg(s + 2), Bytes.ip(endpoint)),
-                Immediate.value(reg(2 * s + 2), Bytes.be16(endpointPort).padTo4()),
+                Immediate.value(reg(2 * s + 2), Bytes.be16(endpointPort)),
                 lookup(set));
     }
 
