@@ -264,6 +264,9 @@ final class GlobalChains extends RenderPart {
     }
 
     void base(String name, String type, Hook hook, int prio, List<List<Expr>> rules) {
+        if (!NftRenderer.BASE_CHAINS.contains(name)) {
+            throw new IllegalStateException("base chain " + name + " is not in NftRenderer.BASE_CHAINS");
+        }
         List<Rule> rs = new ArrayList<>();
         for (List<Expr> r : rules) {
             rs.add(b.rule(name, r));

@@ -70,6 +70,13 @@ public final class NftRenderer {
     public static final String NO_ENDPOINT_DROP = "no-endpoint-drop";
     public static final String NODEPORT_NO_ENDPOINT_REJECT = "nodeport-no-endpoint-reject";
     public static final String NODEPORT_NO_ENDPOINT_DROP = "nodeport-no-endpoint-drop";
+    /**
+     * The chains hooked into the kernel's paths, the only names the kernel's traffic enters our
+     * table by: a table built beside another under other names of its chains and sets (see
+     * io.nftproxy.proxy.sync.Generation) shares these.
+     */
+    public static final Set<String> BASE_CHAINS = Set.of("nat-prerouting", "nat-output", "nat-postrouting",
+            "filter-prerouting", "filter-input", "filter-forward", "filter-output", "filter-output-post-dnat");
     /** Endpoint counts of the shared tree every table has (a power of two: see PickTree). */
     public static final int MAX_SHARED_PICK = 128;
     /**
