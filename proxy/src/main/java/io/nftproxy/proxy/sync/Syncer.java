@@ -11,6 +11,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Function;
 import java.util.function.ToIntFunction;
 
 import org.slf4j.Logger;
@@ -166,14 +167,7 @@ public final class Syncer implements Backend {
      * another thread, the counters' scrape, choosing how to read the set.
      */
     public int heldCount(IpFamily f, String set) {
-        held.readLock().lock();
-        try {
-            TableState ts = committed.get(f);
-            ElementTable t = ts == null ? null : ts.elements.get(set);
-            return t == null ? 0 : t.size();
-        } finally {
-            held.readLock().unlock();
-        }
+        return readHeld(f, set, ElementTable::size, 0);
     }
 
     /**
@@ -182,11 +176,16 @@ public final class Syncer implements Backend {
      * change the set right after.
      */
     public List<Bytes> heldKeys(IpFamily f, String set) {
+        return readHeld(f, set, ElementTable::keys, List.of());
+    }
+
+    /** {@code read} of the elements we hold in one of our sets, under the read lock; {@code none} when we hold no such set. */
+    private <T> T readHeld(IpFamily f, String set, Function<ElementTable, T> read, T none) {
         held.readLock().lock();
         try {
             TableState ts = committed.get(f);
             ElementTable t = ts == null ? null : ts.elements.get(set);
-            return t == null ? List.of() : t.keys();
+            return t == null ? none : read.apply(t);
         } finally {
             held.readLock().unlock();
         }

@@ -12,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.stream.Stream;
 
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
@@ -195,19 +194,6 @@ public final class CompareBench {
         return ed.set(id, s.services().get(id), eps);
     }
 
-    static ProxyState with(ProxyState s, ServicePortName id, ServicePort svc, List<Endpoint> eps) {
-        TreeMap<ServicePortName, ServicePort> services = new TreeMap<>(s.services());
-        Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>(s.endpoints());
-        if (svc == null) {
-            services.remove(id);
-            endpoints.remove(id);
-        } else {
-            services.put(id, svc);
-            endpoints.put(id, eps);
-        }
-        return new ProxyState(services, endpoints, s.node());
-    }
-
     /** Full and partial syncs at each size, for each backend. */
     public void syncs(List<Integer> sizes) throws Exception {
         long steps = (long) sizes.size() * backends.size() * (1 + (long) CHANGES_PER_REPETITION * repetitions);
@@ -319,7 +305,7 @@ public final class CompareBench {
             for (int n : sizes) {
                 ProxyState base = BenchState.mixed(n, endpoints);
                 ServicePortName first = base.sortedServices().get(0).id();
-                ProxyState state = with(base, first, base.services().get(first),
+                ProxyState state = new StateEditor(base).set(first, base.services().get(first),
                         List.of(Endpoint.ready(InetAddress.getByName("10.244.1.2"), 8080, "node-a")));
                 InetAddress vip = state.services().get(first).clusterIPs().get(0);
                 for (String b : backends) {
