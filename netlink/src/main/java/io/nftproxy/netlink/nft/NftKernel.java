@@ -21,6 +21,16 @@ public interface NftKernel {
         return readTable(family, table).rulesOf(chain);
     }
 
+    /** The chains of one table (without their rules); ENOENT when the table does not exist. */
+    default List<Chain> listChains(Family family, String table) throws NftException {
+        return readTable(family, table).chains();
+    }
+
+    /** The sets of one table (without their elements); ENOENT when the table does not exist. */
+    default List<NftSet> listSets(Family family, String table) throws NftException {
+        return readTable(family, table).sets();
+    }
+
     /** The elements of one set; ENOENT when the table or the set does not exist. */
     List<SetElement> listElements(Family family, String table, String set) throws NftException;
 

@@ -83,41 +83,65 @@ public final class FakeNfTables implements NftKernel, CounterReader {
             return c;
         }
 
+        /**
+         * Per chain, the rules and verdict elements that jump or go to it; counted when asked and
+         * kept while only chains are deleted (a generation's chains deleted one after the other
+         * would count every rule once per chain), forgotten by any other operation.
+         */
+        Map<String, Integer> chainUses;
+
         /** Rules and verdict elements that jump or go to {@code chain}. */
         int chainUse(String chain) {
-            int n = 0;
-            for (List<Rule> rs : rules.values()) {
-                for (Rule r : rs) {
-                    for (Expr e : r.exprs()) {
-                        if (e instanceof Immediate i && i.data() instanceof Verdict v && chain.equals(v.chain())) {
-                            n++;
+            if (chainUses == null) {
+                Map<String, Integer> n = new HashMap<>();
+                for (List<Rule> rs : rules.values()) {
+                    for (Rule r : rs) {
+                        for (Expr e : r.exprs()) {
+                            if (e instanceof Immediate i && i.data() instanceof Verdict v && v.chain() != null) {
+                                n.merge(v.chain(), 1, Integer::sum);
+                            }
                         }
                     }
                 }
-            }
-            for (LinkedHashMap<ElementKey, SetElement> els : elements.values()) {
-                for (SetElement el : els.values()) {
-                    if (el.data() instanceof Verdict v && chain.equals(v.chain())) {
-                        n++;
+                for (LinkedHashMap<ElementKey, SetElement> els : elements.values()) {
+                    for (SetElement el : els.values()) {
+                        if (el.data() instanceof Verdict v && v.chain() != null) {
+                            n.merge(v.chain(), 1, Integer::sum);
+                        }
                     }
                 }
+                chainUses = n;
             }
-            return n;
+            return chainUses.getOrDefault(chain, 0);
         }
+
+        /** Per set, the rules that look it up or update it; kept as {@link #chainUses} is. */
+        Map<String, Integer> setUses;
 
         /** Rules that look up or update {@code set}. */
         int setUse(String set) {
-            int n = 0;
-            for (List<Rule> rs : rules.values()) {
-                for (Rule r : rs) {
-                    for (Expr e : r.exprs()) {
-                        if (e instanceof Lookup l && l.set().equals(set) || e instanceof Dynset d && d.set().equals(set)) {
-                            n++;
+            if (setUses == null) {
+                Map<String, Integer> n = new HashMap<>();
+                for (List<Rule> rs : rules.values()) {
+                    for (Rule r : rs) {
+                        for (Expr e : r.exprs()) {
+                            if (e instanceof Lookup l) {
+                                n.merge(l.set(), 1, Integer::sum);
+                            } else if (e instanceof Dynset d) {
+                                n.merge(d.set(), 1, Integer::sum);
+                            }
                         }
                     }
                 }
+                setUses = n;
             }
-            return n;
+            return setUses.getOrDefault(set, 0);
+        }
+
+        /** Forgets the counted uses: rules or elements changed. */
+        void changed() {
+            chainUses = null;
+            setUses = null;
         }
     }
 
@@ -220,6 +244,9 @@ public final class FakeNfTables implements NftKernel, CounterReader {
             }
             throw r;
         }
+        if (!((o instanceof Chain || o instanceof NftSet) && (verb == Op.Verb.DELETE || destroy))) {
+            t.changed(); // deletions of sets and chains keep the counts themselves
+        }
         if (o instanceof Chain c) {
             chain(t, verb, c);
         } else if (o instanceof Rule r) {
@@ -262,9 +289,13 @@ public final class FakeNfTables implements NftKernel, CounterReader {
                 // Measured: deleting a chain deletes its rules; only references from elsewhere block it.
                 List<Rule> own = t.rules.remove(c.name());
                 t.chains.remove(c.name());
+                if (own != null && !own.isEmpty()) {
+                    t.changed(); // its own rules' jumps and lookups no longer count
+                }
                 if (t.chainUse(c.name()) > 0) {
                     t.chains.put(c.name(), existing);
                     t.rules.put(c.name(), own);
+                    t.changed();
                     throw new Refusal(Errno.EBUSY, "chain " + c.name() + " is in use");
                 }
             }
@@ -354,6 +385,9 @@ public final class FakeNfTables implements NftKernel, CounterReader {
                     throw new Refusal(Errno.EBUSY, "set " + s.name() + " is in use");
                 }
                 t.sets.remove(s.name());
+                if (s.isVerdictMap() || existing.isVerdictMap()) {
+                    t.chainUses = null; // its elements' jumps no longer count
+                }
                 t.elements.remove(s.name());
                 t.counts.remove(s.name());
             }

@@ -193,6 +193,7 @@ public final class NftClient implements NftKernel, CounterReader, AutoCloseable 
         return dump(NFT_MSG_GETTABLE, family, null, null, NFT_MSG_NEWTABLE, NftCodec::decodeTable);
     }
 
+    @Override
     public List<Chain> listChains(Family family, String table) throws NftException {
         List<Chain> all = dump(NFT_MSG_GETCHAIN, family, table, null, NFT_MSG_NEWCHAIN, NftCodec::decodeChain);
         return table == null ? all : all.stream().filter(c -> c.table().equals(table)).toList();
@@ -204,6 +205,7 @@ public final class NftClient implements NftKernel, CounterReader, AutoCloseable 
         return dump(NFT_MSG_GETRULE, family, table, chain, NFT_MSG_NEWRULE, NftCodec::decodeRule);
     }
 
+    @Override
     public List<NftSet> listSets(Family family, String table) throws NftException {
         return dump(NFT_MSG_GETSET, family, table, null, NFT_MSG_NEWSET, NftCodec::decodeSet);
     }
@@ -334,6 +336,7 @@ public final class NftClient implements NftKernel, CounterReader, AutoCloseable 
         String what = "listing " + describeDump(getMsg) + (table == null ? "" : " of table " + table)
                 + (name == null ? "" : " " + name);
         try {
+            List<T> previous = null;
             for (int attempt = 0; ; attempt++) {
                 drain();
                 writer.reset();
@@ -356,10 +359,14 @@ public final class NftClient implements NftKernel, CounterReader, AutoCloseable 
                     throw new NftException(what, end.error().errno(), end.error().extAckMessage());
                 }
                 // A dump interrupted by a concurrent commit may be inconsistent: read it again, and
-                // never hand out one that stayed inconsistent.
-                if (!end.interrupted()) {
+                // never hand out one that stayed inconsistent. Any commit in the network namespace
+                // interrupts a dump of any table, and another nftables user committing every few
+                // milliseconds interrupts every dump longer than that (1,293 chains at 10,000
+                // services: 41 ms); two reads in a row that agree saw what was there, unchanged.
+                if (!end.interrupted() || out.equals(previous)) {
                     return out;
                 }
+                previous = out;
                 if (attempt >= DUMP_RETRIES) {
                     throw new NftException(what + ": interrupted by concurrent commits " + (attempt + 1) + " times in a row;"
                             + " what it read may be inconsistent", Errno.EINTR, null);
