@@ -98,7 +98,8 @@ final class BenchCommand implements Callable<Integer> {
     String image;
 
     @Option(names = "--neighbour", description = "Also time another nftables user's one-element commits, in our network"
-            + " namespace and in another, while we commit the first full sync, a re-assertion and a rebuild.")
+            + " namespace and in another, while we commit the first full sync, a re-assertion, a rebuild (replaced in one"
+            + " transaction, and written beside the table in use) and a restart (a new syncer over our tables).")
     boolean neighbour;
 
     @Option(names = "--first-sync-batch", split = ",", paramLabel = "N[,N...]", description = "With --neighbour: the first"
@@ -236,10 +237,17 @@ final class BenchCommand implements Callable<Integer> {
                 long r0 = System.nanoTime();
                 syncer.sync(state, null);
                 near.report("re-assertion (full sync over our rules)", r0, System.nanoTime());
+                // A rebuild (what we hold forgotten): as before generations, in one transaction; then
+                // written beside the table in use and switched to; then a restart, a new syncer
+                // over our tables, which the rest of the run uses.
+                syncer.firstSyncBatch(0);
                 syncer.forgetCommitted();
-                long b0 = System.nanoTime();
-                syncer.sync(state, null);
-                near.report("rebuild (table replaced)", b0, System.nanoTime());
+                timeTakeover(near, syncer, client, state, "rebuild, table replaced in one transaction");
+                syncer.firstSyncBatch(Syncer.FIRST_SYNC_BATCH);
+                syncer.forgetCommitted();
+                timeTakeover(near, syncer, client, state, "rebuild, written beside the table in use");
+                syncer = new Syncer(client, renderer, "nftproxy");
+                timeTakeover(near, syncer, client, state, "restart, a new syncer written beside our table");
                 near.close();
             }
 
@@ -315,6 +323,24 @@ final class BenchCommand implements Callable<Integer> {
         } finally {
             exec("ip", "netns", "del", nsName);
         }
+    }
+
+    /** One full sync over our tables, with the neighbours' waits meanwhile and our transactions' count and longest. */
+    private static void timeTakeover(Neighbours near, Syncer syncer, NftClient client, ProxyState state, String what)
+            throws Exception {
+        List<Long> commits = new ArrayList<>();
+        syncer.commitThrough(tx -> {
+            CommitStats st = client.commit(tx);
+            commits.add(st.kernelNanos());
+            return st;
+        });
+        long t0 = System.nanoTime();
+        syncer.sync(state, null);
+        long t1 = System.nanoTime();
+        syncer.commitThrough(client::commit);
+        near.report(String.format("%s (%d transactions, the longest %.0f ms to our thread, %.1f s in all; generation %d)",
+                what, commits.size(), commits.stream().mapToLong(Long::longValue).max().orElse(0) / 1e6, (t1 - t0) / 1e9,
+                syncer.generation().number()), t0, t1);
     }
 
     /** Two {@link NeighbourProbe}s, in our namespace and in one of their own, printed per phase. */

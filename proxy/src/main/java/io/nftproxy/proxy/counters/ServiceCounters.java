@@ -58,6 +58,11 @@ public final class ServiceCounters extends Collector implements SyncListener {
 
         List<Bytes> keys(IpFamily family, String set);
 
+        /** The name a set of ours carries in the kernel now (a takeover writes beside the sets in use under names of its own). */
+        default String kernelName(String set) {
+            return set;
+        }
+
         static HeldElements of(Syncer syncer) {
             return new HeldElements() {
                 @Override
@@ -68,6 +73,11 @@ public final class ServiceCounters extends Collector implements SyncListener {
                 @Override
                 public List<Bytes> keys(IpFamily family, String set) {
                     return syncer.heldKeys(family, set);
+                }
+
+                @Override
+                public String kernelName(String set) {
+                    return syncer.generation().set(set);
                 }
             };
         }
@@ -184,8 +194,9 @@ public final class ServiceCounters extends Collector implements SyncListener {
         if (n == 0) {
             return List.of();
         }
-        return n < byKeyFrom ? reader.countedElements(f.nft(), table, set)
-                : reader.countedElements(f.nft(), table, set, held.keys(f, set));
+        String name = held.kernelName(set);
+        return n < byKeyFrom ? reader.countedElements(f.nft(), table, name)
+                : reader.countedElements(f.nft(), table, name, held.keys(f, set));
     }
 
     @Override

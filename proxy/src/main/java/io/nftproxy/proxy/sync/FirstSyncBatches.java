@@ -5,18 +5,24 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.nftproxy.netlink.nft.Elements;
+import io.nftproxy.netlink.nft.Op;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.render.DesiredChain;
 import io.nftproxy.proxy.render.Fragment;
+import io.nftproxy.proxy.render.NftRenderer;
 
 /**
- * How a first sync onto a node without our tables is cut into transactions. nf_tables processes
+ * How a first sync is cut into transactions. nf_tables processes
  * every batch under one mutex shared by all network namespaces, so one batch of everything makes
  * every other nftables user of the node (the CNI plugin setting up the pods that start with the
  * node, firewalld, other tables) wait for all of it: seconds at tens of thousands of services.
  *
- * <p>The first transaction creates the tables and the globals (shared chains, sets, maps). Each
- * later one adds whole services: every port of a service, with all of its elements and chains, goes
+ * <p>The first transactions create the tables and the globals (shared chains, sets, maps), the
+ * base chains' rules last, in a transaction of their own ({@link #globals}): until then nothing
+ * reaches the rest, so it can be cut anywhere. Each later one adds whole services: every port of a service, with all of its elements and chains, goes
  * in one transaction, so a service becomes reachable only when everything it needs is there, and
  * nothing half-programmed is ever reachable. Services that own chains go first: a transaction that
  * adds rules makes the kernel validate every chain reachable from the base chains, which costs
@@ -77,6 +83,52 @@ final class FirstSyncBatches {
             if (!cur.isEmpty()) {
                 out.add(cur);
             }
+        }
+        return out;
+    }
+
+    /**
+     * The globals' transaction {@code tx} (only additions, each after what it references, as
+     * {@link Delta} writes them) cut into transactions of about {@code limit} objects in the same
+     * order (an element list longer than that cut too), without the base chains' rules; with
+     * {@code baseRules}, those follow in one more transaction. Without them (a takeover: the switch
+     * adds them) the whole write is unreachable. The globals of a table at 10,000 services are
+     * 7,400 operations, and the kernel took 60 ms for them in one transaction.
+     */
+    static List<Transaction> globals(Transaction tx, int limit, boolean baseRules) {
+        List<Transaction> out = new ArrayList<>();
+        Transaction cur = new Transaction();
+        Transaction base = new Transaction();
+        int w = 0;
+        for (Op op : tx.ops()) {
+            if (op.object() instanceof Rule r && NftRenderer.BASE_CHAINS.contains(r.chain())) {
+                base.op(op.verb(), op.object());
+                continue;
+            }
+            List<Op> parts = List.of(op);
+            if (op.object() instanceof Elements e && e.elements().size() > limit) {
+                parts = new ArrayList<>();
+                for (int i = 0; i < e.elements().size(); i += limit) {
+                    parts.add(new Op(op.verb(), new Elements(e.family(), e.table(), e.set(),
+                            e.elements().subList(i, Math.min(e.elements().size(), i + limit)))));
+                }
+            }
+            for (Op part : parts) {
+                int weight = part.object() instanceof Elements e ? e.elements().size() : 1;
+                if (!cur.isEmpty() && w + weight > limit) {
+                    out.add(cur);
+                    cur = new Transaction();
+                    w = 0;
+                }
+                cur.op(part.verb(), part.object());
+                w += weight;
+            }
+        }
+        if (!cur.isEmpty()) {
+            out.add(cur);
+        }
+        if (baseRules && !base.isEmpty()) {
+            out.add(base);
         }
         return out;
     }

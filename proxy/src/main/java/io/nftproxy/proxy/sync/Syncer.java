@@ -24,6 +24,7 @@ import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.NftKernel;
 import io.nftproxy.netlink.nft.NftObject;
 import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.netlink.nft.TransactionException;
@@ -32,6 +33,7 @@ import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.DesiredChain;
 import io.nftproxy.proxy.render.EndpointSlots;
 import io.nftproxy.proxy.render.Fragment;
 import io.nftproxy.proxy.render.NftRenderer;
@@ -40,8 +42,11 @@ import io.nftproxy.proxy.render.StickyTimeout;
 
 /**
  * Brings the kernel to the desired state in one atomic transaction per sync. The first sync
- * replaces our tables whole (taking over from a previous run without a moment without rules);
- * later ones send only what changed, computed against what we committed, which we keep in memory.
+ * writes our tables in small transactions: onto a node without them service by service
+ * ({@link FirstSyncBatches}), over those of a previous run beside them, switched to in one small
+ * transaction ({@link Takeover}), so that no moment is without rules and no other nftables user of
+ * the node waits for the whole ruleset; later ones send only what changed, computed against what
+ * we committed, which we keep in memory.
  * A service whose objects the kernel refuses is left out, named in the log, and the rest goes in;
  * the kernel keeps the last good ruleset throughout.
  */
@@ -82,6 +87,12 @@ public final class Syncer implements Backend {
     private ProxyState forgottenState;
     /** Where a first sync takes its endpoints' indices from (tests: see {@link #takeIndicesFrom}). */
     private final Map<IpFamily, TableState> indicesFrom = new EnumMap<>(IpFamily.class);
+    /**
+     * The names our sets and chains carry in the kernel now ({@link Generation}): what we hold and
+     * what the renderer gives carry generation 0's, renamed on their way to the kernel. Read by the
+     * counters' scrape on another thread.
+     */
+    private volatile Generation generation = Generation.FIRST;
     private Committer committer;
     /** How a re-assertion's repair transactions reach the kernel. */
     private Committer resendCommitter;
@@ -191,6 +202,11 @@ public final class Syncer implements Backend {
         }
     }
 
+    /** The generation of names our sets and chains carry in the kernel now. */
+    public Generation generation() {
+        return generation;
+    }
+
     /** Whether the next sync must be full (nothing committed yet). */
     @Override
     public boolean needsFull() {
@@ -201,8 +217,9 @@ public final class Syncer implements Backend {
     enum Kind {
         /**
          * Nothing committed (the first sync, or a rebuild after drift or a failed sync): our tables
-         * are replaced whole in one transaction (add, delete, add), fragments reused where their
-         * inputs did not change.
+         * are written whole, fragments reused where their inputs did not change; in small
+         * transactions ({@link #replaceInBatches}, {@link #takeOver}), or, when those cannot be used,
+         * replaced in one (add, delete, add).
          */
         REPLACE,
         /**
@@ -249,14 +266,24 @@ public final class Syncer implements Backend {
         Plan plan = plan(state, changed);
         // Refused services are retried when the service or its endpoints change.
         refused.entrySet().removeIf(e -> !e.getValue().standsIn(state, e.getKey()));
-        if (plan.kind() == Kind.REPLACE && firstSyncBatch > 0 && noTablesOfOurs()) {
-            return replaceInBatches(plan, state);
+        if (plan.kind() == Kind.REPLACE && firstSyncBatch > 0 && client != null) {
+            if (noTablesOfOurs()) {
+                return replaceInBatches(plan, state, Generation.FIRST, false);
+            }
+            SyncResult r = takeOver(plan, state);
+            if (r != null) {
+                return r;
+            }
         }
         List<String> rejected = new ArrayList<>();
         for (int attempt = 0; ; attempt++) {
             Attempt a = prepare(plan, state, rejected);
             try {
-                CommitStats st = committer.commit(a.tx());
+                // A replacement in one transaction creates our tables anew, in generation 0.
+                CommitStats st = committer.commit(plan.kind() == Kind.REPLACE ? a.tx() : generation.apply(a.tx()));
+                if (plan.kind() == Kind.REPLACE) {
+                    generation = Generation.FIRST;
+                }
                 SyncResult r = recordCommitted(plan, a, st, state, rejected);
                 return plan.kind() == Kind.REASSERT ? resendAll(r) : r;
             } catch (TransactionException e) {
@@ -397,15 +424,8 @@ public final class Syncer implements Backend {
         return new Attempt(tx, deltas, r.fresh(), r.chainOwners(), r.renderNanos() + System.nanoTime() - t0);
     }
 
-    /**
-     * Whether the kernel holds none of our tables: then nothing of ours carries traffic yet, and
-     * the first sync can go in batches ({@link FirstSyncBatches}); a table of a previous run is
-     * replaced in one transaction, so that its services never go missing meanwhile.
-     */
+    /** Whether the kernel holds none of our tables: then nothing of ours carries traffic yet. */
     private boolean noTablesOfOurs() throws NftException {
-        if (client == null) {
-            return false;
-        }
         for (IpFamily f : IpFamily.values()) {
             if (client.hasTable(f.nft(), tableName)) {
                 return false;
@@ -420,8 +440,13 @@ public final class Syncer implements Backend {
      * service whose objects the kernel refuses is left out, as in one transaction. When a
      * transaction fails otherwise, the services before it stay in the kernel and what we hold is
      * forgotten: the retry replaces our tables whole.
+     *
+     * <p>With {@code beside}, the same in generation {@code g} beside the
+     * generation in use, tables kept and base chains' rules held back for the switch
+     * ({@link #takeOver}): nothing reaches what is written.
      */
-    private SyncResult replaceInBatches(Plan plan, ProxyState state) throws NftException {
+    private SyncResult replaceInBatches(Plan plan, ProxyState state, Generation g,
+                                        boolean beside) throws NftException {
         List<String> rejected = new ArrayList<>();
         Rendered r = render(plan, state, rejected);
         CommitStats sum = CommitStats.EMPTY;
@@ -437,8 +462,10 @@ public final class Syncer implements Backend {
                     List<Delta> deltas = new ArrayList<>();
                     for (IpFamily f : IpFamily.values()) {
                         TableState ts = i == 0 ? r.fresh().get(f) : committed.get(f);
-                        if (i == 0) {
+                        if (i == 0 && !beside) {
                             tx.add(ts.table).delete(ts.table).add(ts.table); // as in one transaction
+                        } else if (i == 0) {
+                            tx.add(ts.table); // a family without a table of ours gets one
                         }
                         Map<Contributor, Fragment> part = new LinkedHashMap<>();
                         for (Contributor who : batch) {
@@ -452,7 +479,13 @@ public final class Syncer implements Backend {
                     }
                     prepareNanos += System.nanoTime() - t0;
                     try {
-                        sum = sum.plus(committer.commit(tx));
+                        if (i == 0) {
+                            for (Transaction part : FirstSyncBatches.globals(tx, firstSyncBatch, !beside)) {
+                                sum = sum.plus(committer.commit(g.apply(part)));
+                            }
+                        } else {
+                            sum = sum.plus(committer.commit(g.apply(tx)));
+                        }
                     } catch (TransactionException e) {
                         ServicePortName culprit = ownerOf(e, r.chainOwners());
                         if (attempt >= MAX_EXCLUSIONS_PER_SYNC || culprit == null) {
@@ -486,6 +519,86 @@ public final class Syncer implements Backend {
     }
 
     /**
+     * A full sync over our tables of a previous run (a restart, an upgrade) or of ours forgotten (a
+     * rebuild): the new ruleset written beside the generation in use, switched to in one small
+     * transaction, the old one deleted after ({@link Takeover}); until the switch traffic meets
+     * the old ruleset, whole. Null when it cannot be done so (base chains that reach both
+     * generations, a base chain whose hook or priority changed, a transaction refused for no
+     * service): the caller replaces our tables in one transaction, as before generations existed.
+     * A failure to delete the old generation leaves it unreachable, and the next takeover deletes it.
+     */
+    private SyncResult takeOver(Plan plan, ProxyState state) throws NftException {
+        Map<IpFamily, Takeover.Listing> ours;
+        Generation old;
+        try {
+            ours = Takeover.list(client, tableName);
+            old = Takeover.inUse(client, ours);
+        } catch (NftException e) {
+            LOG.warn("could not read which chains and sets table {} holds ({}); replacing it in one transaction",
+                    tableName, e.getMessage());
+            return null;
+        }
+        if (old == null) {
+            LOG.warn("the base chains of table {} reach two generations of our chains and sets; replacing the table in"
+                    + " one transaction", tableName);
+            return null;
+        }
+        Generation next = old.other();
+        SyncResult written;
+        CommitStats switched;
+        CommitStats leftovers = CommitStats.EMPTY;
+        try {
+            // What a takeover that stopped half-way left in the next generation: nothing reaches it.
+            // Its keys are read without a lock (we hold none of it) to empty its sets in small steps.
+            for (Transaction tx : Takeover.drop(next, ours,
+                    (f, set) -> kernelKeys(f, next.set(set)), (f, c) -> null, firstSyncBatch)) {
+                leftovers = leftovers.plus(committer.commit(tx));
+            }
+            written = replaceInBatches(plan, state, next, true);
+            switched = committer.commit(Takeover.switchTo(next, committed, ours));
+        } catch (NftException e) {
+            LOG.warn("could not write table {} beside the ruleset in use ({}); replacing it in one transaction",
+                    tableName, e.getMessage());
+            clearCommitted();
+            return null;
+        }
+        generation = next;
+        CommitStats dropped = CommitStats.EMPTY;
+        try {
+            for (Transaction tx : Takeover.drop(old, ours, this::largeHeldKeys, this::heldRules, firstSyncBatch)) {
+                dropped = dropped.plus(committer.commit(tx));
+            }
+        } catch (NftException e) {
+            LOG.warn("deleting the previous ruleset of table {}: {}; it is unreachable, and the next takeover deletes it",
+                    tableName, e.getMessage());
+        }
+        return new SyncResult(true, leftovers.plus(written.commit()).plus(switched).plus(dropped), written.changedChains(),
+                written.chains(), written.rules(), written.elements(), written.rejectedServices(), written.renderNanos());
+    }
+
+    /** The keys of one set of our tables in the kernel, named in the kernel's terms (a takeover's leftovers). */
+    private List<Bytes> kernelKeys(IpFamily f, String kernelSet) {
+        try {
+            return client.listElements(f.nft(), tableName, kernelSet).stream()
+                    .filter(e -> !e.isIntervalEnd()).map(SetElement::key).toList();
+        } catch (NftException e) {
+            return null; // deleted with the set
+        }
+    }
+
+    /** The keys we hold in a set large enough that deleting it whole would hold the kernel's lock for long; else null. */
+    private List<Bytes> largeHeldKeys(IpFamily f, String set) {
+        return heldCount(f, set) < firstSyncBatch ? null : heldKeys(f, set);
+    }
+
+    /** How many rules we hold in one chain (null: none). */
+    private Integer heldRules(IpFamily f, String chain) {
+        TableState ts = committed.get(f);
+        DesiredChain c = ts == null ? null : ts.chains.get(chain);
+        return c == null ? null : c.rules().size();
+    }
+
+    /**
      * The re-assertion's repair: every element we hold sent again, {@value #RESEND_SLICE} a
      * transaction, and every chain's rules compared with the kernel's. When the kernel refuses a
      * transaction (someone changed an element) or a chain differs, what we hold is forgotten, so
@@ -496,11 +609,12 @@ public final class Syncer implements Backend {
         try {
             for (TableState ts : committed.values()) {
                 for (Transaction tx : ResendSlices.of(ts, RESEND_SLICE)) {
-                    sum = sum.plus(resendCommitter.commit(tx));
+                    sum = sum.plus(resendCommitter.commit(generation.apply(tx)));
                 }
                 for (String chain : new TreeSet<>(ts.chains.keySet())) {
-                    List<Rule> kernel = client.listRules(ts.table.family(), ts.table.name(), chain);
-                    if (!ResendSlices.sameRules(ts.chains.get(chain).rules(), kernel)) {
+                    List<Rule> kernel = client.listRules(ts.table.family(), ts.table.name(), generation.chain(chain));
+                    List<Rule> ours = ts.chains.get(chain).rules().stream().map(generation::rule).toList();
+                    if (!ResendSlices.sameRules(ours, kernel)) {
                         throw new NftException("re-asserting our tables", new IllegalStateException("chain " + chain
                                 + " of table " + ts.table.family().keyword() + " " + ts.table.name() + " differs from what we committed"));
                     }
@@ -608,7 +722,8 @@ public final class Syncer implements Backend {
             return null;
         }
         NftObject o = e.operation().object();
-        String chain = o instanceof Rule r ? r.chain() : o instanceof Chain c ? c.name() : null;
+        // Named in the kernel's terms; we hold the renderer's.
+        String chain = Generation.original(o instanceof Rule r ? r.chain() : o instanceof Chain c ? c.name() : null);
         if (chain == null) {
             return null;
         }
@@ -630,5 +745,6 @@ public final class Syncer implements Backend {
         }
         client.commit(tx);
         clearCommitted();
+        generation = Generation.FIRST;
     }
 }

@@ -27,6 +27,7 @@ import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.render.MapKeys;
+import io.nftproxy.proxy.sync.Generation;
 
 /**
  * Names the service port a packet was addressed to from the kernel alone: the elements of our
@@ -124,20 +125,29 @@ public final class KernelServiceNames {
         }
     }
 
-    /** Key to comment of the commented elements of {@code sets} (a set that is not there has none). */
+    /**
+     * Key to comment of the commented elements of {@code sets} (a set that is not there has none),
+     * in either generation of names (sync.Generation): the proxy may be taking its table over.
+     */
     private Map<Bytes, String> comments(IpFamily f, List<String> sets) {
         Map<Bytes, String> out = new HashMap<>();
         for (String set : sets) {
-            try {
-                for (SetElement e : kernel.listElements(f.nft(), table, set)) {
-                    if (e.comment() != null) {
-                        out.putIfAbsent(e.key(), e.comment());
-                    }
-                }
-            } catch (NftException e) {
-                // no such table or set (the proxy is not running, or another mode): nothing to name from
+            for (Generation g : List.of(Generation.FIRST, Generation.SECOND)) {
+                comments(f, g.set(set), out);
             }
         }
         return out;
+    }
+
+    private void comments(IpFamily f, String set, Map<Bytes, String> out) {
+        try {
+            for (SetElement e : kernel.listElements(f.nft(), table, set)) {
+                if (e.comment() != null) {
+                    out.putIfAbsent(e.key(), e.comment());
+                }
+            }
+        } catch (NftException e) {
+            // no such table or set (the proxy is not running, or another mode): nothing to name from
+        }
     }
 }

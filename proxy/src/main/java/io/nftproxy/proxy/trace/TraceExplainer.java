@@ -22,6 +22,7 @@ import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.render.Names;
+import io.nftproxy.proxy.sync.Generation;
 
 /**
  * Turns one packet's trace events into what an operator reads: where it entered, each rule of
@@ -109,12 +110,14 @@ public final class TraceExplainer {
                     : e.verdict() == null ? "" : e.verdict().toString();
             lines.add(String.format("  %-28s %s%s", e.chain(), what, verdict.isEmpty() ? "" : "  => " + verdict));
             Verdict v = e.verdict();
-            if (v != null && v.chain() != null && v.chain().equals(MARK_FOR_MASQUERADE)) {
+            // Chains are named in the generation in use (sync.Generation); the checks use the renderer's names.
+            String jump = v == null ? null : Generation.original(v.chain());
+            if (MARK_FOR_MASQUERADE.equals(jump)) {
                 masquerade = true;
             }
-            if (Names.isExternalLocal(e.chain())) {
+            if (Names.isExternalLocal(Generation.original(e.chain()))) {
                 external = e.chain();
-                if (v != null && v.chain() != null && Names.picksLocal(v.chain())) {
+                if (jump != null && Names.picksLocal(jump)) {
                     local = true;
                 }
             }
@@ -162,8 +165,8 @@ public final class TraceExplainer {
 
     /** Why a rule of ours dropped (or rejected) the packet, from where it was. */
     private String why(NftTrace e) {
-        String chain = e.chain();
-        String rule = e.ruleHandle() == 0 ? "" : rules.of(e.family(), chain, e.ruleHandle());
+        String chain = Generation.original(e.chain());
+        String rule = e.ruleHandle() == 0 ? "" : rules.of(e.family(), e.chain(), e.ruleHandle());
         rule = rule == null ? "" : rule;
         if (chain.equals(SERVICE_ENDPOINTS_CHECK) || chain.equals(NODEPORT_ENDPOINTS_CHECK)) {
             return rule.contains("reject") ? "rejected: the service port has no endpoints"

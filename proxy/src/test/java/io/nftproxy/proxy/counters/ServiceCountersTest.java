@@ -34,6 +34,7 @@ import io.nftproxy.proxy.render.MapKeys;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.sync.PartialSyncPropertyTestAccess;
 import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.sync.Generation;
 import io.nftproxy.proxy.sync.Syncer;
 
 /**
@@ -248,7 +249,8 @@ class ServiceCountersTest {
         Syncer syncer = new Syncer(fake, new NftRenderer(CFG), "nftproxy");
         ProxyState s = state(List.of(Endpoint.ready(ip("10.244.1.2"), 8080, "node-b")));
         syncer.sync(s, null);
-        ServiceCounters counters = new ServiceCounters(fake, "nftproxy", NftRenderer.countedSets(CFG), null);
+        ServiceCounters counters = new ServiceCounters(fake, "nftproxy", NftRenderer.countedSets(CFG),
+                ServiceCounters.HeldElements.of(syncer));
         counters.attributeWith(s);
         Bytes web = MapKeys.frontend(ip("10.96.0.10"), 6, 80);
         fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 5, 0);
@@ -266,8 +268,10 @@ class ServiceCountersTest {
         syncer.forgetCommitted();
         SyncResult rebuilt = syncer.sync(s, null);
         assertTrue(rebuilt.elementsRecreated());
+        // The rebuild wrote the table beside the one in use, under the other generation's names.
+        assertEquals(Generation.SECOND, syncer.generation());
         counters.recreated();
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 4, 0);
+        fake.count(Family.IP, "nftproxy", Generation.SECOND.set(NftRenderer.SERVICE_IPS), web, 4, 0);
         assertEquals(21L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)), "17 carried + 4 after the rebuild");
     }
 }

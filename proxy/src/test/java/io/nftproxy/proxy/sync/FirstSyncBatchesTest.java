@@ -13,9 +13,18 @@ import org.junit.jupiter.api.Test;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.DataType;
+import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.Hook;
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.Op;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.Table;
+import io.nftproxy.netlink.nft.Transaction;
+import io.nftproxy.netlink.nft.Verdict;
+import io.nftproxy.netlink.nft.expr.Immediate;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePortName;
@@ -100,5 +109,35 @@ class FirstSyncBatchesTest {
         var a = port("a", "http");
         var b = port("b", "http");
         assertEquals(List.of(List.of(a, b)), FirstSyncBatches.of(v4(a, null, b, fragment(100, 0)), 100));
+    }
+    @Test
+    void theGlobalsAreCutInOrderWithTheBaseChainsRulesLastOrHeldBack() {
+        Table t = new Table(Family.IP, "t");
+        Chain base = Chain.base(Family.IP, "t", "nat-prerouting", "nat", Hook.PREROUTING, -100);
+        Chain services = Chain.regular(Family.IP, "t", "services");
+        NftSet set = NftSet.set(Family.IP, "t", "s", DataType.INTEGER);
+        List<SetElement> els = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            els.add(SetElement.of(Bytes.host32(i)));
+        }
+        Rule jump = Rule.of(Family.IP, "t", "nat-prerouting", List.of(Immediate.verdict(Verdict.jump("services"))));
+        Rule accept = Rule.of(Family.IP, "t", "services", List.of(Immediate.verdict(Verdict.ACCEPT)));
+        Transaction tx = new Transaction().add(t).add(set).add(base).add(services).add(jump).add(accept)
+                .add(new Elements(Family.IP, "t", "s", els));
+
+        List<Transaction> cut = FirstSyncBatches.globals(tx, 4, true);
+        // table, set, base chain, chain | rule | 4 elements | 4 elements | 2 elements | the base chain's rule
+        assertEquals(List.of(4, 1, 1, 1, 1, 1), cut.stream().map(Transaction::size).toList());
+        assertEquals(List.of(jump), cut.get(5).ops().stream().map(Op::object).toList(), "the base chain's rule last");
+        List<SetElement> sent = new ArrayList<>();
+        cut.forEach(c -> c.ops().forEach(op -> {
+            if (op.object() instanceof Elements e) {
+                sent.addAll(e.elements());
+            }
+        }));
+        assertEquals(els, sent, "every element once, in order");
+
+        List<Transaction> beside = FirstSyncBatches.globals(tx, 4, false);
+        assertEquals(cut.subList(0, 5).toString(), beside.toString(), "without the base chains' rules: held back");
     }
 }

@@ -18,16 +18,23 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.CommitStats;
 import io.nftproxy.netlink.nft.Data;
+import io.nftproxy.netlink.nft.DataType;
+import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.TableContents;
+import io.nftproxy.netlink.nft.Transaction;
+import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.client.NftClient;
+import io.nftproxy.netlink.nft.expr.Immediate;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
@@ -48,7 +55,8 @@ import io.nftproxy.testkit.TestNetns;
  * A first sync onto a node without our tables goes in many transactions, and a reader of the
  * kernel between any two of them never finds a service reachable (its frontend in a set or map
  * that dispatches) without everything it needs (every element and chain of it); the batches end
- * where one transaction ends.
+ * where one transaction ends. Over the tables of a previous run, the new ruleset is written beside
+ * them and switched to ({@link Takeover}): every service port stays reachable and whole throughout.
  */
 class FirstSyncInBatchesKernelTest {
     private static final String TABLE = "nftproxy";
@@ -105,10 +113,7 @@ class FirstSyncInBatchesKernelTest {
         Kernel.require();
         NftRenderer renderer = new NftRenderer(config());
         ProxyState state = state(240);
-        // What each service port is made of, rendered as the first sync renders it.
-        Map<ServicePortName, Fragment> expected = new TreeMap<>();
-        state.services().forEach((id, svc) -> expected.put(id,
-                renderer.service(IpFamily.V4, svc, state.endpointsOf(id), state.node(), EndpointSlots.NONE)));
+        Map<ServicePortName, Fragment> expected = fragments(renderer, state);
         try (TestNetns ns = TestNetns.create("nftp-batches"); TestNetns one = TestNetns.create("nftp-onebatch");
              NftClient writer = NftClient.open(ns.ns()); NftClient reader = NftClient.open(ns.ns());
              NftClient single = NftClient.open(one.ns())) {
@@ -117,7 +122,7 @@ class FirstSyncInBatchesKernelTest {
             List<Set<ServicePortName>> reachable = new ArrayList<>();
             syncer.commitThrough(tx -> {
                 CommitStats st = writer.commit(tx);
-                reachable.add(checkWhole(reader, expected));
+                reachable.add(checkWhole(reader, expected, Generation.FIRST));
                 return st;
             });
             SyncResult r = syncer.sync(state, null);
@@ -174,26 +179,93 @@ class FirstSyncInBatchesKernelTest {
     }
 
     @Test
-    void aTableOfAPreviousRunIsReplacedInOneTransaction() throws Exception {
+    void aTableOfAPreviousRunIsTakenOverBesideItWholeAtEveryMoment() throws Exception {
         Kernel.require();
         NftRenderer renderer = new NftRenderer(config());
-        ProxyState state = state(60);
-        try (TestNetns ns = TestNetns.create("nftp-restart"); NftClient writer = NftClient.open(ns.ns())) {
-            Syncer before = new Syncer(writer, renderer, TABLE);
-            before.firstSyncBatch(100);
-            int[] commits = {0};
-            before.commitThrough(counting(writer, commits));
-            before.sync(state, null);
-            assertTrue(commits[0] > 3, "no table of ours: in batches (" + commits[0] + ")");
+        ProxyState before = state(60);
+        // The restart's state: one service gone, one new (over 1,024 endpoints, Local, sticky: chains of its own).
+        ProxyState grown = state(61);
+        Map<ServicePortName, ServicePort> svcs = new LinkedHashMap<>(grown.services());
+        svcs.keySet().removeIf(id -> id.name().equals("svc-7"));
+        ProxyState after = new ProxyState(svcs, grown.endpoints(), grown.node());
+        Map<ServicePortName, Fragment> was = fragments(renderer, before);
+        Map<ServicePortName, Fragment> will = fragments(renderer, after);
+        try (TestNetns ns = TestNetns.create("nftp-takeover"); TestNetns one = TestNetns.create("nftp-takeone");
+             NftClient writer = NftClient.open(ns.ns()); NftClient reader = NftClient.open(ns.ns());
+             NftClient single = NftClient.open(one.ns())) {
+            new Syncer(writer, renderer, TABLE).sync(before, null);
+            // What a takeover that stopped half-way leaves: the other generation's sets and chains, unreachable.
+            String leftover = Generation.SECOND.set("leftover");
+            String target = Generation.SECOND.chain("leftover-target");
+            List<SetElement> jumps = new ArrayList<>();
+            for (int i = 0; i < 250; i++) {
+                jumps.add(SetElement.of(Bytes.be32(i), Verdict.jump(target)));
+            }
+            writer.commit(new Transaction().add(NftSet.map(Family.IP, TABLE, leftover, DataType.VERDICT, DataType.INTEGER))
+                    .add(Chain.regular(Family.IP, TABLE, target)).add(Chain.regular(Family.IP, TABLE, leftover))
+                    .add(Rule.of(Family.IP, TABLE, leftover, List.of(Immediate.verdict(Verdict.jump(target)))))
+                    .add(new Elements(Family.IP, TABLE, leftover, jumps)));
 
-            // A restart: the previous run's table carries traffic until the new one replaces it whole.
-            Syncer after = new Syncer(writer, renderer, TABLE);
-            after.firstSyncBatch(100);
-            commits[0] = 0;
-            after.commitThrough(counting(writer, commits));
-            after.sync(state, null);
-            assertEquals(1, commits[0], "a table of ours was there: one transaction");
+            // A restart: each transaction leaves every service port whole and reachable, in the
+            // generation the base chains reach; the old state's until the switch, the new one's after.
+            Syncer restarted = new Syncer(writer, renderer, TABLE);
+            restarted.firstSyncBatch(1000);
+            List<Generation> inUse = new ArrayList<>();
+            restarted.commitThrough(tx -> {
+                CommitStats st = writer.commit(tx);
+                Generation g = Takeover.inUse(reader, Takeover.list(reader, TABLE));
+                Map<ServicePortName, Fragment> expected = g.equals(Generation.FIRST) ? was : will;
+                assertEquals(expected.keySet(), checkWhole(reader, expected, g),
+                        "every service port reachable and whole after transaction " + inUse.size() + " (" + g + ")");
+                inUse.add(g);
+                return st;
+            });
+            SyncResult r = restarted.sync(after, null);
+            assertTrue(r.rejectedServices().isEmpty(), r.rejectedServices().toString());
+            assertEquals(Generation.SECOND, restarted.generation());
+            int switched = inUse.indexOf(Generation.SECOND);
+            assertTrue(switched > 2, "written beside the table in use in many transactions: " + inUse);
+            assertEquals(List.of(Generation.SECOND), List.copyOf(new HashSet<>(inUse.subList(switched, inUse.size()))),
+                    "one switch: " + inUse);
+            assertTrue(inUse.size() - switched > 1, "the old generation deleted in transactions of its own: " + inUse);
+            for (Family f : List.of(Family.IP, Family.IP6)) {
+                TableContents t = writer.readTable(f, TABLE);
+                t.chains().stream().filter(c -> !c.isBase()).forEach(c -> assertEquals(Generation.SECOND, Generation.of(c.name()),
+                        "chain " + c.name() + " of the old generation left"));
+                t.sets().stream().filter(s -> !s.has(NfTablesUapi.NFT_SET_ANONYMOUS)).forEach(s -> assertEquals(
+                        Generation.SECOND, Generation.of(s.name()), "set " + s.name() + " of the old generation left"));
+                assertTrue(t.chains().stream().noneMatch(c -> c.name().startsWith("leftover")), "the leftovers are gone");
+                assertTrue(t.sets().stream().noneMatch(c -> c.name().startsWith("leftover")), "the leftovers are gone");
+            }
+
+            // Later syncs are partial ones, in the generation in use.
+            ServicePortName changed = will.keySet().iterator().next();
+            List<Endpoint> more = new ArrayList<>(after.endpointsOf(changed));
+            more.add(Endpoint.ready(Inet.parse("10.244.250.9"), 8080, "node-b"));
+            Map<ServicePortName, List<Endpoint>> eps = new HashMap<>(after.endpoints());
+            eps.put(changed, more);
+            ProxyState next = new ProxyState(after.services(), eps, after.node());
+            restarted.commitThrough(writer::commit);
+            assertFalse(restarted.sync(next, Set.of(changed)).full(), "the next sync is partial");
+
+            // Restarted again: back to generation 0, the table one first sync writes.
+            Syncer again = new Syncer(writer, renderer, TABLE);
+            again.sync(next, null);
+            assertEquals(Generation.FIRST, again.generation());
+            Syncer oneTx = new Syncer(single, renderer, TABLE);
+            oneTx.firstSyncBatch(0);
+            oneTx.sync(next, null);
+            sameTable(single.readTable(Family.IP, TABLE), writer.readTable(Family.IP, TABLE));
+            sameTable(single.readTable(Family.IP6, TABLE), writer.readTable(Family.IP6, TABLE));
         }
+    }
+
+    /** What each service port is made of, rendered as a first sync renders it (IPv4). */
+    private static Map<ServicePortName, Fragment> fragments(NftRenderer renderer, ProxyState state) {
+        Map<ServicePortName, Fragment> out = new TreeMap<>();
+        state.services().forEach((id, svc) -> out.put(id,
+                renderer.service(IpFamily.V4, svc, state.endpointsOf(id), state.node(), EndpointSlots.NONE)));
+        return out;
     }
 
     /** Commits through {@code client}, counting the commits in {@code count[0]}. */
@@ -209,10 +281,11 @@ class FirstSyncInBatchesKernelTest {
      * whatever was reachable at the first read is all there at the second), and fails unless
      * every reachable service port is whole. Returns the reachable ones.
      */
-    private static Set<ServicePortName> checkWhole(NftClient reader, Map<ServicePortName, Fragment> expected) throws NftException {
+    private static Set<ServicePortName> checkWhole(NftClient reader, Map<ServicePortName, Fragment> expected, Generation g)
+            throws NftException {
         Map<String, Map<Bytes, Data>> entries = new HashMap<>();
         for (String set : ENTRY_SETS) {
-            entries.put(set, elements(reader, set));
+            entries.put(set, elements(reader, g.set(set)));
         }
         Map<String, Map<Bytes, Data>> all = new HashMap<>();
         Set<ServicePortName> reachable = new HashSet<>();
@@ -233,11 +306,11 @@ class FirstSyncInBatchesKernelTest {
             for (Map.Entry<String, List<SetElement>> els : f.elements().entrySet()) {
                 Map<Bytes, Data> there = all.get(els.getKey());
                 if (there == null) {
-                    there = elements(reader, els.getKey());
+                    there = elements(reader, g.set(els.getKey()));
                     all.put(els.getKey(), there);
                 }
                 for (SetElement el : els.getValue()) {
-                    if (!there.containsKey(el.key()) || !Objects.equals(there.get(el.key()), el.data())) {
+                    if (!there.containsKey(el.key()) || !Objects.equals(there.get(el.key()), in(g, el.data()))) {
                         fail(e.getKey() + " is reachable but " + els.getKey() + " lacks " + el);
                     }
                 }
@@ -245,15 +318,21 @@ class FirstSyncInBatchesKernelTest {
             for (DesiredChain c : f.chains().values()) {
                 List<Rule> rules;
                 try {
-                    rules = reader.listRules(Family.IP, TABLE, c.chain().name());
+                    rules = reader.listRules(Family.IP, TABLE, g.chain(c.chain().name()));
                 } catch (NftException ex) {
                     rules = List.of();
                 }
-                assertTrue(ResendSlices.sameRules(c.rules(), rules), e.getKey() + " is reachable but chain "
+                assertTrue(ResendSlices.sameRules(c.rules().stream().map(g::rule).toList(), rules), e.getKey()
+                        + " is reachable but chain "
                         + c.chain().name() + " is not whole");
             }
         }
         return reachable;
+    }
+
+    /** An element's data as generation {@code g} writes it: a jump names the chain in g. */
+    private static Data in(Generation g, Data d) {
+        return d instanceof Verdict v && v.chain() != null ? new Verdict(v.kind(), g.chain(v.chain())) : d;
     }
 
     private static Map<Bytes, Data> elements(NftClient reader, String set) throws NftException {

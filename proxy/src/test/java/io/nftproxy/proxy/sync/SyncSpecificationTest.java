@@ -249,7 +249,10 @@ class SyncSpecificationTest {
         assertTrue(e.getMessage().contains("chain services of table ip nftproxy differs from what we committed"), e.getMessage());
         assertTrue(syncer.needsFull(), "what we hold is forgotten");
         assertTrue(syncer.sync(new ProxyState(services, endpoints, node), null).elementsRecreated(), "rebuilt");
-        assertFalse(kernel.readTable(Family.IP, "nftproxy").rulesOf(NftRenderer.SERVICES).isEmpty(), "the chain's rules are back");
+        assertEquals(Generation.SECOND, syncer.generation(), "rebuilt beside the table in use");
+        TableContents t = kernel.readTable(Family.IP, "nftproxy");
+        assertFalse(t.rulesOf(Generation.SECOND.chain(NftRenderer.SERVICES)).isEmpty(), "the chain's rules are back");
+        assertTrue(t.chains().stream().noneMatch(c -> c.name().equals(NftRenderer.SERVICES)), "the old chain is gone");
     }
 
     @Test
@@ -264,7 +267,7 @@ class SyncSpecificationTest {
         assertTrue(syncer.needsFull(), "what we hold is forgotten");
         SyncResult r = syncer.sync(new ProxyState(services, endpoints, node), null);
         assertTrue(r.elementsRecreated(), "rebuilt");
-        assertTrue(kernel.listElements(Family.IP, "nftproxy", map).stream()
+        assertTrue(kernel.listElements(Family.IP, "nftproxy", syncer.generation().set(map)).stream()
                 .anyMatch(e -> e.key().equals(svc.key()) && e.data().equals(svc.data())), "the element as we had it");
     }
 }
