@@ -48,6 +48,7 @@ import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.model.VersionedMap;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.sync.SyncResult;
+import io.nftproxy.proxy.sync.Generation;
 import io.nftproxy.proxy.sync.Syncer;
 
 /**
@@ -99,7 +100,7 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--neighbour", description = "Also time another nftables user's one-element commits, in our network"
             + " namespace and in another, while we commit the first full sync, a re-assertion, a rebuild (replaced in one"
-            + " transaction, and written beside the table in use) and a restart (a new syncer over our tables).")
+            + " transaction, and written beside the table in use) and a restart (a new syncer over our tables, both ways).")
     boolean neighbour;
 
     @Option(names = "--first-sync-batch", split = ",", paramLabel = "N[,N...]", description = "With --neighbour: the first"
@@ -237,15 +238,18 @@ final class BenchCommand implements Callable<Integer> {
                 long r0 = System.nanoTime();
                 syncer.sync(state, null);
                 near.report("re-assertion (full sync over our rules)", r0, System.nanoTime());
-                // A rebuild (what we hold forgotten): as before generations, in one transaction; then
-                // written beside the table in use and switched to; then a restart, a new syncer
-                // over our tables, which the rest of the run uses.
+                // A rebuild (what we hold forgotten) and a restart (a new syncer over our tables, which
+                // the rest of the run uses): as before generations, in one transaction; then written
+                // beside the table in use and switched to.
                 syncer.firstSyncBatch(0);
                 syncer.forgetCommitted();
                 timeTakeover(near, syncer, client, state, "rebuild, table replaced in one transaction");
                 syncer.firstSyncBatch(Syncer.FIRST_SYNC_BATCH);
                 syncer.forgetCommitted();
                 timeTakeover(near, syncer, client, state, "rebuild, written beside the table in use");
+                syncer = new Syncer(client, renderer, "nftproxy");
+                syncer.firstSyncBatch(0);
+                timeTakeover(near, syncer, client, state, "restart, a new syncer replacing our table in one transaction");
                 syncer = new Syncer(client, renderer, "nftproxy");
                 timeTakeover(near, syncer, client, state, "restart, a new syncer written beside our table");
                 near.close();
@@ -325,21 +329,33 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    /** One full sync over our tables, with the neighbours' waits meanwhile and our transactions' count and longest. */
+    /**
+     * One full sync over our tables, with the neighbours' waits meanwhile, our transactions' count
+     * and longest, and when the new ruleset carried traffic: the end of the last transaction
+     * committed while the generation before the sync was in use (the switch; the replacement when
+     * in one transaction), before the old generation is deleted.
+     */
     private static void timeTakeover(Neighbours near, Syncer syncer, NftClient client, ProxyState state, String what)
             throws Exception {
         List<Long> commits = new ArrayList<>();
+        Generation before = syncer.generation();
+        long[] live = {0};
         syncer.commitThrough(tx -> {
+            boolean old = syncer.generation().equals(before);
             CommitStats st = client.commit(tx);
             commits.add(st.kernelNanos());
+            if (old) {
+                live[0] = System.nanoTime();
+            }
             return st;
         });
         long t0 = System.nanoTime();
         syncer.sync(state, null);
         long t1 = System.nanoTime();
         syncer.commitThrough(client::commit);
-        near.report(String.format("%s (%d transactions, the longest %.0f ms to our thread, %.1f s in all; generation %d)",
-                what, commits.size(), commits.stream().mapToLong(Long::longValue).max().orElse(0) / 1e6, (t1 - t0) / 1e9,
+        near.report(String.format("%s (%d transactions, the longest %.0f ms to our thread; live after %.1f s, done after"
+                        + " %.1f s; generation %d)", what, commits.size(),
+                commits.stream().mapToLong(Long::longValue).max().orElse(0) / 1e6, (live[0] - t0) / 1e9, (t1 - t0) / 1e9,
                 syncer.generation().number()), t0, t1);
     }
 

@@ -27,6 +27,7 @@ import io.nftproxy.netlink.nft.expr.Immediate;
 import io.nftproxy.netlink.nft.expr.Lookup;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.render.DesiredChain;
+import io.nftproxy.proxy.render.Names;
 import io.nftproxy.proxy.render.NftRenderer;
 
 /**
@@ -100,8 +101,9 @@ final class Takeover {
 
     /**
      * The switch, one small transaction: every base chain we hold gets its rules in generation
-     * {@code to} (flushed, then added), and a base chain of ours the kernel has and we no longer
-     * hold goes. The kernel validates what the base chains reach, once.
+     * {@code to} (flushed, then added), and any other base chain in our tables goes (one we no
+     * longer declare, or someone else's; not {@code nftproxy trace}'s marking chains). The kernel
+     * validates what the base chains reach, once.
      */
     static Transaction switchTo(Generation to, Map<IpFamily, TableState> held, Map<IpFamily, Listing> kernel) {
         Transaction tx = new Transaction();
@@ -117,7 +119,7 @@ final class Takeover {
             }
             Listing l = kernel.get(e.getKey());
             for (Chain c : l == null ? List.<Chain>of() : l.chains()) {
-                if (c.isBase() && NftRenderer.BASE_CHAINS.contains(c.name()) && !ts.chains.containsKey(c.name())) {
+                if (c.isBase() && !Names.isTraceChain(c.name()) && !ts.chains.containsKey(c.name())) {
                     tx.flush(c).delete(c);
                 }
             }

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.nftproxy.proxy.server.ProxyServer;
+import io.nftproxy.proxy.sync.Generation;
 
 /**
  * What a hostile operator does to our table, and the daemon puts right: the table deleted, the
@@ -50,11 +51,16 @@ class DriftRepairKernelTest {
                         "a foreign base chain inside our table is removed");
                 assertTrue(answered(topo));
 
-                topo.node.exec("nft", "insert", "rule", "ip", "nftproxy", "services", "tcp", "dport", "80", "drop");
+                // The repairs took the table over beside itself: its chains carry the generation's names.
+                String services = Generation.SECOND.chain("services");
+                assertTrue(topo.node.exec("nft", "list", "table", "ip", "nftproxy").contains("chain " + services + " "),
+                        "the rebuild over our own table went to the other generation");
+                topo.node.exec("nft", "insert", "rule", "ip", "nftproxy", services, "tcp", "dport", "80", "drop");
                 Topology.eventually(REPAIR, () -> !topo.node.exec("nft", "list", "table", "ip", "nftproxy").contains("dport 80 drop"),
                         "a foreign rule in one of our chains is removed");
                 assertTrue(answered(topo));
-                assertEquals(shape(ours), shape(topo.node.exec("nft", "list", "table", "ip", "nftproxy")),
+                assertEquals(shape(ours), shape(topo.node.exec("nft", "list", "table", "ip", "nftproxy")
+                                .replace(Generation.SUFFIX, "")),
                         "after the repairs our table has the chains, sets and rules it had after the first sync");
                 assertEquals(0.0, OperationsKernelTest.scrape(server.metricsPort())
                         .get("kubeproxy_sync_proxy_rules_nftables_sync_failures_total{ip_family=\"IPv4\"}"), "no repair failed");
