@@ -30,6 +30,7 @@ import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.sandbox.Netns;
 import io.nftproxy.proxy.server.ProxyServer;
+import io.nftproxy.proxy.sync.Generation;
 import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.sync.SyncListener;
@@ -135,10 +136,14 @@ class OperationsKernelTest {
                         "{\"kubeproxy.config.k8s.io\":{\"mode\":\"nftables\",\"hostnameOverride\":\"node-a\",\"clusterCIDR\":\"10.244.0.0/16\""),
                         get(metricsAt + "/configz").body());
 
-                // someone deletes one of our chains: the drift is seen and repaired
+                // someone deletes one of our chains: the drift is seen and repaired, beside the table
+                // in use, under the other generation's names
                 topo.node.exec("nft", "flush", "chain", "ip", "nftproxy", "services");
-                Topology.eventually(Duration.ofSeconds(20), () -> topo.node.exec("nft", "list", "chain", "ip", "nftproxy",
-                        "services").contains("@service-ips goto ip-pick-1-128"), "our rules are back");
+                Generation g = Generation.SECOND;
+                Topology.eventually(Duration.ofSeconds(20), () -> topo.node.exec("nft", "list", "table", "ip", "nftproxy")
+                        .contains("chain " + g.chain("services") + " ") && topo.node.exec("nft", "list", "chain", "ip", "nftproxy",
+                        g.chain("services")).contains("@" + g.set("service-ips") + " goto " + g.chain("ip-pick-1-128")),
+                        "our rules are back");
                 assertTrue(scrape(server.metricsPort()).get("nftproxy_drift_repairs_total") >= 1);
             }
         }
