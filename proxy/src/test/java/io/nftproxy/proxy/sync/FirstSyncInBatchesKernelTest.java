@@ -158,11 +158,7 @@ class FirstSyncInBatchesKernelTest {
 
             // A later sync is a partial one again, on top of the batches' table.
             ServicePortName first = expected.keySet().iterator().next();
-            List<Endpoint> more = new ArrayList<>(state.endpointsOf(first));
-            more.add(Endpoint.ready(Inet.parse("10.244.250.9"), 8080, "node-b"));
-            Map<ServicePortName, List<Endpoint>> eps = new HashMap<>(state.endpoints());
-            eps.put(first, more);
-            ProxyState next = new ProxyState(state.services(), eps, state.node());
+            ProxyState next = withOneMoreEndpoint(state, first);
             assertFalse(syncer.sync(next, Set.of(first)).full(), "the next sync is partial");
 
             // The batches end where one transaction ends.
@@ -240,11 +236,7 @@ class FirstSyncInBatchesKernelTest {
 
             // Later syncs are partial ones, in the generation in use.
             ServicePortName changed = will.keySet().iterator().next();
-            List<Endpoint> more = new ArrayList<>(after.endpointsOf(changed));
-            more.add(Endpoint.ready(Inet.parse("10.244.250.9"), 8080, "node-b"));
-            Map<ServicePortName, List<Endpoint>> eps = new HashMap<>(after.endpoints());
-            eps.put(changed, more);
-            ProxyState next = new ProxyState(after.services(), eps, after.node());
+            ProxyState next = withOneMoreEndpoint(after, changed);
             restarted.commitThrough(writer::commit);
             assertFalse(restarted.sync(next, Set.of(changed)).full(), "the next sync is partial");
 
@@ -258,6 +250,15 @@ class FirstSyncInBatchesKernelTest {
             sameTable(single.readTable(Family.IP, TABLE), writer.readTable(Family.IP, TABLE));
             sameTable(single.readTable(Family.IP6, TABLE), writer.readTable(Family.IP6, TABLE));
         }
+    }
+
+    /** {@code state} with one endpoint more for {@code id}: a change for a partial sync. */
+    private static ProxyState withOneMoreEndpoint(ProxyState state, ServicePortName id) {
+        List<Endpoint> more = new ArrayList<>(state.endpointsOf(id));
+        more.add(Endpoint.ready(Inet.parse("10.244.250.9"), 8080, "node-b"));
+        Map<ServicePortName, List<Endpoint>> eps = new HashMap<>(state.endpoints());
+        eps.put(id, more);
+        return new ProxyState(state.services(), eps, state.node());
     }
 
     /** What each service port is made of, rendered as a first sync renders it (IPv4). */
