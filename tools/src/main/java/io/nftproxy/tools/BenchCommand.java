@@ -198,12 +198,13 @@ final class BenchCommand implements Callable<Integer> {
     private void run(int n) throws Exception {
         String nsName = "nftproxy-bench-" + ProcessHandle.current().pid();
         exec("ip", "netns", "add", nsName);
+        Neighbours near = null;
         try (NftClient client = NftClient.open(NetNamespace.named(nsName))) {
             NftRenderer renderer = new NftRenderer(BenchState.config());
             Syncer syncer = new Syncer(client, renderer, "nftproxy");
             ProxyState state = BenchState.synthetic(n, endpoints, 0);
             System.gc();
-            Neighbours near = neighbour ? new Neighbours(nsName) : null;
+            near = neighbour ? new Neighbours(nsName) : null;
             SyncResult full = null;
             long fullNanos = 0;
             List<Integer> batches = neighbour ? firstSyncBatches : List.of(firstSyncBatches.get(0));
@@ -325,6 +326,9 @@ final class BenchCommand implements Callable<Integer> {
                         (cfg, ns) -> DaemonBench.informers(cfg, state, ns, daemonChanges));
             }
         } finally {
+            if (near != null) {
+                near.close(); // a phase that threw leaves the probes' namespace otherwise
+            }
             exec("ip", "netns", "del", nsName);
         }
     }
@@ -364,6 +368,7 @@ final class BenchCommand implements Callable<Integer> {
         private final String otherNs;
         private final NeighbourProbe same;
         private final NeighbourProbe other;
+        private boolean closed;
 
         Neighbours(String ours) throws Exception {
             otherNs = ours + "-n";
@@ -379,6 +384,10 @@ final class BenchCommand implements Callable<Integer> {
 
         @Override
         public void close() throws Exception {
+            if (closed) {
+                return;
+            }
+            closed = true;
             same.close();
             other.close();
             exec("ip", "netns", "del", otherNs);
