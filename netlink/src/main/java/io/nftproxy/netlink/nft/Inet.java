@@ -14,17 +14,19 @@ public final class Inet {
         if (s == null || s.isEmpty()) {
             throw new IllegalArgumentException("empty IP address");
         }
-        if (s.indexOf(':') >= 0) {
-            if (!s.matches("[0-9a-fA-F:.]+")) {
-                throw new IllegalArgumentException("invalid IPv6 address '" + s + "'");
+        if (s.indexOf(':') < 0) {
+            // By hand: every endpoint of every slice passes here (a million at 100,000 services),
+            // and String.matches compiled a pattern per call: 15% of a 100k one-shot's samples.
+            try {
+                return InetAddress.getByAddress(ipv4(s));
+            } catch (UnknownHostException e) {
+                throw new IllegalStateException("four bytes are an IPv4 address", e);
             }
-        } else if (!s.matches("\\d{1,3}(\\.\\d{1,3}){3}")) {
-            throw new IllegalArgumentException("invalid IPv4 address '" + s + "'");
-        } else {
-            for (String part : s.split("\\.")) {
-                if (Integer.parseInt(part) > 255 || (part.length() > 1 && part.startsWith("0"))) {
-                    throw new IllegalArgumentException("invalid IPv4 address '" + s + "'");
-                }
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == ':' || c == '.')) {
+                throw new IllegalArgumentException("invalid IPv6 address '" + s + "'");
             }
         }
         try {
@@ -32,6 +34,35 @@ public final class Inet {
             return InetAddress.getByName(s);
         } catch (UnknownHostException e) {
             throw new IllegalArgumentException("invalid IP address '" + s + "'", e);
+        }
+    }
+
+    /** The four bytes of a dotted quad: each part 1-3 digits, at most 255, no leading zero. */
+    private static byte[] ipv4(String s) {
+        byte[] out = new byte[4];
+        int part = 0;
+        int i = 0;
+        while (true) {
+            int start = i;
+            int v = 0;
+            while (i < s.length() && i - start < 4 && s.charAt(i) >= '0' && s.charAt(i) <= '9') {
+                v = v * 10 + (s.charAt(i++) - '0');
+            }
+            int digits = i - start;
+            if (digits == 0 || digits > 3 || v > 255 || (digits > 1 && s.charAt(start) == '0')) {
+                throw new IllegalArgumentException("invalid IPv4 address '" + s + "'");
+            }
+            out[part++] = (byte) v;
+            if (part == 4) {
+                if (i != s.length()) {
+                    throw new IllegalArgumentException("invalid IPv4 address '" + s + "'");
+                }
+                return out;
+            }
+            if (i >= s.length() || s.charAt(i) != '.') {
+                throw new IllegalArgumentException("invalid IPv4 address '" + s + "'");
+            }
+            i++;
         }
     }
 

@@ -28,7 +28,11 @@ class ModelTest {
         assertEquals("fd00::1", Inet.format(Inet.parse("fd00:0:0::1")));
         assertEquals("fd00:1:0:0:1::", Inet.format(Inet.parse("fd00:1:0:0:1:0:0:0")));
         assertEquals("::", Inet.format(Inet.parse("::")));
-        for (String bad : List.of("", "10.0.0", "10.0.0.256", "010.0.0.1", "example.com", "1.2.3.4/8", "fd00::g")) {
+        assertEquals("0.0.0.0", Inet.format(Inet.parse("0.0.0.0")));
+        assertEquals("255.255.255.255", Inet.format(Inet.parse("255.255.255.255")));
+        assertEquals("192.168.100.9", Inet.format(Inet.parse("192.168.100.9")));
+        for (String bad : List.of("", "10.0.0", "10.0.0.256", "010.0.0.1", "example.com", "1.2.3.4/8", "fd00::g",
+                "1.2.3.4.5", "1..2.3", "1.2.3.", ".1.2.3", "1000.1.1.1", " 1.2.3.4", "1.2.3.4 ", "00.1.1.1", "1.2.3.-4")) {
             assertThrows(IllegalArgumentException.class, () -> Inet.parse(bad), bad);
         }
     }

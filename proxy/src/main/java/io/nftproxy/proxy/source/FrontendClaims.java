@@ -40,6 +40,8 @@ final class FrontendClaims {
     private final Map<ServicePortName, ServicePort> declared = new HashMap<>();
     /** Frontends whose claimants changed since {@link #drainTouched}: only their conflicts are reported again. */
     private final Set<Frontend> touchedSinceDrain = new HashSet<>();
+    /** Frontends {@link #drainTouched} last returned as contested: their end is returned once. */
+    private final Set<Frontend> reported = new HashSet<>();
 
     static List<Frontend> frontends(ServicePort p) {
         List<Frontend> out = new ArrayList<>();
@@ -86,7 +88,10 @@ final class FrontendClaims {
         Set<ServicePortName> affected = new HashSet<>();
         affected.add(id);
         for (Frontend f : touched) {
-            affected.addAll(claims.getOrDefault(f, new TreeSet<>()));
+            TreeSet<ServicePortName> s = claims.get(f);
+            if (s != null) {
+                affected.addAll(s);
+            }
         }
         return affected;
     }
@@ -115,22 +120,32 @@ final class FrontendClaims {
     }
 
     /**
-     * The frontends whose claimants changed since the last call, each with its claimants now,
-     * owner first (fewer than two: no conflict any more), in a stable order. Reporting only these
-     * keeps a change's cost independent of how many conflicts stand.
+     * The frontends whose claimants changed since the last call and that are contested now or
+     * were when last returned, each with its claimants now, owner first (fewer than two: the
+     * conflict is over), in a stable order. Reporting only these keeps a change's cost
+     * independent of how many conflicts stand, and a first snapshot's independent of how many
+     * frontends are not in conflict.
      */
     Map<Frontend, List<ServicePortName>> drainTouched() {
         // In the order of their text, as they are logged; each frontend's text made once, not on
         // both sides of every comparison (a fifth of a profile's samples of a 30k one-shot).
-        List<Map.Entry<String, Frontend>> byText = new ArrayList<>(touchedSinceDrain.size());
+        List<Map.Entry<String, Frontend>> byText = new ArrayList<>();
         for (Frontend f : touchedSinceDrain) {
-            byText.add(Map.entry(f.toString(), f));
+            if (contested.contains(f) || reported.contains(f)) {
+                byText.add(Map.entry(f.toString(), f));
+            }
         }
         byText.sort(Map.Entry.comparingByKey());
         Map<Frontend, List<ServicePortName>> out = new LinkedHashMap<>();
         for (Map.Entry<String, Frontend> e : byText) {
             Frontend f = e.getValue();
-            out.put(f, contested.contains(f) ? List.copyOf(claims.get(f)) : List.of());
+            if (contested.contains(f)) {
+                out.put(f, List.copyOf(claims.get(f)));
+                reported.add(f);
+            } else {
+                out.put(f, List.of());
+                reported.remove(f);
+            }
         }
         touchedSinceDrain.clear();
         return out;

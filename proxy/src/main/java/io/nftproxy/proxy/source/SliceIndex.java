@@ -75,11 +75,30 @@ final class SliceIndex {
     private record HostPort(InetAddress address, int port) {
     }
 
+    /** Up to this many endpoints are compared pairwise: cheaper than hashing them. */
+    private static final int SMALL = 32;
+
+    private static boolean distinct(List<Endpoint> list) {
+        for (int i = 1; i < list.size(); i++) {
+            Endpoint e = list.get(i);
+            for (int j = 0; j < i; j++) {
+                Endpoint o = list.get(j);
+                if (o.port() == e.port() && o.address().equals(e.address())) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
     /**
      * The same address and port listed twice (in two slices during an update) is one endpoint; a
      * copy that is not terminating wins over one that is, whichever slice comes first.
      */
     static List<Endpoint> dedupe(List<Endpoint> list) {
+        if (list.size() <= SMALL && distinct(list)) {
+            return List.copyOf(list); // the common case, without a map per service port
+        }
         Map<HostPort, Endpoint> byAddr = new LinkedHashMap<>();
         for (Endpoint e : list) {
             HostPort k = new HostPort(e.address(), e.port());

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -124,6 +125,20 @@ class ObjectStoreChangeTest {
         Endpoint other = Endpoint.ready(ip, 9090, "n");
         assertEquals(List.of(ready, other), SliceIndex.dedupe(List.of(terminating, other, ready)));
         assertEquals(List.of(ready), SliceIndex.dedupe(List.of(ready, terminating)));
+        assertEquals(List.of(terminating, other), SliceIndex.dedupe(List.of(terminating, other)));
+        // Past the size compared pairwise, the same through a map.
+        List<Endpoint> many = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            many.add(Endpoint.ready(InetAddress.getByAddress(new byte[] {10, 0, 0, (byte) i}), 8080, "n"));
+        }
+        assertEquals(many, SliceIndex.dedupe(many));
+        List<Endpoint> twice = new ArrayList<>(many);
+        twice.add(20, terminating);
+        twice.add(terminating);
+        twice.add(ready);
+        List<Endpoint> expected = new ArrayList<>(many);
+        expected.add(20, ready);
+        assertEquals(expected, SliceIndex.dedupe(twice));
     }
 
     @Test
