@@ -500,8 +500,21 @@ final class BenchCommand implements Callable<Integer> {
         if (Files.isRegularFile(jar) && Files.isRegularFile(jsa)) {
             cmd.addAll(List.of("-XX:SharedArchiveFile=" + jsa, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"));
         }
-        cmd.addAll(List.of("-XX:+UseParallelGC", "-cp", jar.toString(), Main.class.getName()));
+        cmd.add("-XX:+UseParallelGC");
+        if (transparentHugePagesOnRequest()) {
+            cmd.add("-XX:+UseTransparentHugePages");
+        }
+        cmd.addAll(List.of("-cp", jar.toString(), Main.class.getName()));
         return cmd;
+    }
+
+    /** Whether the kernel gives transparent huge pages to who asks (madvise), as bin/nftproxy checks. */
+    private static boolean transparentHugePagesOnRequest() {
+        try {
+            return Files.readString(Path.of("/sys/kernel/mm/transparent_hugepage/enabled")).contains("[madvise]");
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** This JVM's java and the product jar, with the options bin/nftproxy gives the daemon, and a heap limit. */
