@@ -2,6 +2,7 @@ package io.nftproxy.proxy.sync;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,17 +47,39 @@ final class Delta {
     /** After counting every element again: the new tables. */
     private final Map<String, ElementTable> allElements = new HashMap<>();
     private boolean countedAll;
-    /** Contributors new to the table only (a first sync's later batches): per set, their element lists, counted at apply. */
+    /** Contributors new to the table only (a first sync's later batches): per set, their element lists, counted at apply (or already). */
     private final Map<String, List<PackedElements>> addedLists = new LinkedHashMap<>();
     private final Map<String, Contributor> newOwners = new HashMap<>();
+    /** Counted into the committed tables at once ({@link #counting}): apply has nothing to count, discard takes them out. */
+    private final boolean countInPlace;
+    private boolean countedInPlace;
+    /** Committed tables this delta created by counting in place: gone again if it is discarded. */
+    private final Set<String> tablesCreated = new HashSet<>();
 
     /**
      * @param changes contributor to its new fragment, or to null when the contributor is gone
      */
     Delta(TableState state, Map<Contributor, Fragment> changes) {
+        this(state, changes, false);
+    }
+
+    private Delta(TableState state, Map<Contributor, Fragment> changes, boolean countInPlace) {
         this.state = state;
         this.replaced.putAll(changes);
+        this.countInPlace = countInPlace;
         compute();
+    }
+
+    /**
+     * A delta that, when its contributors are all new to the table (a first sync's later
+     * batches), counts their elements into the committed tables while it is computed: one lookup
+     * an element instead of three (is it held, is it earlier in the batch, count it at apply). At
+     * 100,000 services those lookups were a fifth of a first sync's Java time. The caller must
+     * hold what guards the committed state against readers, and {@link #apply} the delta after
+     * the kernel took it or {@link #discard} it.
+     */
+    static Delta counting(TableState state, Map<Contributor, Fragment> changes) {
+        return new Delta(state, changes, true);
     }
 
     private void compute() {
@@ -157,15 +180,28 @@ final class Delta {
         }
         Map<String, ElementTable> seen = new HashMap<>();
         Map<String, List<PackedElements>> adds = new LinkedHashMap<>();
+        countedInPlace = countInPlace;
         for (Fragment f : replaced.values()) {
             for (Map.Entry<String, List<SetElement>> els : f.elements().entrySet()) {
                 String set = els.getKey();
                 PackedElements list = PackedElements.copyOf(els.getValue());
                 addedLists.computeIfAbsent(set, k -> new ArrayList<>()).add(list);
                 ElementTable held = state.elements.get(set);
-                ElementTable batch = seen.computeIfAbsent(set, k -> new ElementTable(expected.get(k)));
-                adds.computeIfAbsent(set, k -> new ArrayList<>()).add(newOnes(list,
-                        i -> (held == null || held.find(list.bytes(), list.offset(i)) < 0) && batch.addOrCount(list, i)));
+                IntPredicate isNew;
+                if (countInPlace) {
+                    if (held == null) {
+                        held = new ElementTable(expected.get(set));
+                        state.elements.put(set, held);
+                        tablesCreated.add(set);
+                    }
+                    ElementTable into = held;
+                    isNew = i -> into.addOrCount(list, i);
+                } else {
+                    ElementTable known = held;
+                    ElementTable batch = seen.computeIfAbsent(set, k -> new ElementTable(expected.get(k)));
+                    isNew = i -> (known == null || known.find(list.bytes(), list.offset(i)) < 0) && batch.addOrCount(list, i);
+                }
+                adds.computeIfAbsent(set, k -> new ArrayList<>()).add(newOnes(list, isNew));
             }
         }
         adds.forEach((set, lists) -> {
@@ -359,6 +395,29 @@ final class Delta {
         });
     }
 
+    /**
+     * The kernel did not take the transaction: what this delta counted into the committed tables
+     * is taken out again, which leaves them as they were before it. Nothing to do for a delta
+     * that counts at {@link #apply}.
+     */
+    void discard() {
+        if (!countedInPlace) {
+            return;
+        }
+        addedLists.forEach((set, lists) -> {
+            ElementTable held = state.elements.get(set);
+            for (PackedElements list : lists) {
+                for (int i = 0; i < list.size(); i++) {
+                    held.uncount(list.bytes(), list.offset(i));
+                }
+            }
+            if (tablesCreated.contains(set)) {
+                state.elements.remove(set);
+            }
+        });
+        countedInPlace = false;
+    }
+
     /** After the kernel accepted the transaction: make it the committed state. */
     void apply() {
         replaced.forEach((id, f) -> {
@@ -395,7 +454,7 @@ final class Delta {
             return;
         }
         addedLists.forEach((set, lists) -> {
-            if (!state.sets.containsKey(set)) {
+            if (countedInPlace || !state.sets.containsKey(set)) {
                 return;
             }
             ElementTable target = state.elements.computeIfAbsent(set,

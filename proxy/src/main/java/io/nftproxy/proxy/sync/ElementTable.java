@@ -159,9 +159,26 @@ final class ElementTable {
     /** Removes the element with this key, if there is one. */
     void remove(Bytes key) {
         int s = find(key);
-        if (s < 0) {
-            return;
+        if (s >= 0) {
+            removeSlot(s);
         }
+    }
+
+    /**
+     * Counts the element whose key is that of the packed element in {@code b} at {@code off}
+     * once less, removing it at none: the inverse of {@link #addOrCount}.
+     */
+    void uncount(byte[] b, int off) {
+        int s = find(b, off);
+        if (s < 0) {
+            throw new IllegalStateException("an element not held cannot be counted out");
+        }
+        if (--refs[s] == 0) {
+            removeSlot(s);
+        }
+    }
+
+    private void removeSlot(int s) {
         int mask = arrays.length - 1;
         // Shift back the run after the hole, so that every probe sequence stays unbroken.
         int hole = s;

@@ -473,7 +473,18 @@ public final class Syncer implements Backend {
                                 part.put(who, r.changes().get(f).get(who));
                             }
                         }
-                        Delta d = new Delta(ts, part);
+                        Delta d;
+                        if (i == 0) {
+                            d = new Delta(ts, part);
+                        } else {
+                            // Counted into what we hold as it is computed; taken out again if refused.
+                            held.writeLock().lock();
+                            try {
+                                d = Delta.counting(ts, part);
+                            } finally {
+                                held.writeLock().unlock();
+                            }
+                        }
                         d.write(tx);
                         deltas.add(d);
                     }
@@ -493,6 +504,12 @@ public final class Syncer implements Backend {
                         }
                         refuse(culprit, state, e, rejected);
                         batch.remove(Contributor.of(culprit));
+                        held.writeLock().lock();
+                        try {
+                            deltas.forEach(Delta::discard);
+                        } finally {
+                            held.writeLock().unlock();
+                        }
                         continue;
                     }
                     held.writeLock().lock();

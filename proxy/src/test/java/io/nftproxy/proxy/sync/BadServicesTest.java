@@ -134,10 +134,7 @@ class BadServicesTest {
         services.put(refused, svc(refused, "10.96.0.2", 30002, 600));
         services.put(fine, svc(fine, "10.96.0.3", 0, 0));
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
-        List<Endpoint> many = new ArrayList<>();
-        for (int i = 0; i <= NftRenderer.MAX_PLAIN_PICK; i++) {
-            many.add(Endpoint.ready(PartialSyncPropertyTest.ip("10.244." + (1 + i / 200) + "." + (2 + i % 200)), 8080, "node-a"));
-        }
+        List<Endpoint> many = moreThanTheSharedTreesPickAmong();
         eps.put(refused, many);
         eps.put(fine, List.of(Endpoint.ready(PartialSyncPropertyTest.ip("10.244.0.3"), 8080, "node-a")));
         Refusing kernel = new Refusing("ns/refused");
@@ -161,6 +158,58 @@ class BadServicesTest {
         SyncResult again = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), Set.of(refused));
         assertEquals(List.of(), again.rejectedServices());
         assertTrue(kernel.fake.readTable(Family.IP, "nftproxy").toString().contains("10.96.0.2 . tcp . 80"));
+    }
+
+    /**
+     * A first sync's transactions count each service's elements into what the syncer holds as
+     * they are computed. One the kernel refuses must leave no count behind: a service of a later
+     * transaction sharing an element with it (an endpoint both use: its hairpin element) must
+     * still send that element, and take it out when it goes.
+     */
+    @Test
+    void aServiceRefusedInAFirstSyncTransactionLeavesNoCountBehind() throws Exception {
+        ServicePortName refused = new ServicePortName("ns", "refused", "http", Protocol.TCP);
+        ServicePortName fine = new ServicePortName("ns", "fine", "http", Protocol.TCP);
+        TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
+        services.put(refused, svc(refused, "10.96.0.2", 0, 0));
+        services.put(fine, svc(fine, "10.96.0.3", 0, 0));
+        Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
+        List<Endpoint> many = moreThanTheSharedTreesPickAmong(); // sent in a transaction before the other's
+        eps.put(refused, many);
+        eps.put(fine, List.of(many.get(0)));
+        Refusing kernel = new Refusing("ns/refused");
+        Syncer syncer = new Syncer(kernel, new NftRenderer(PartialSyncPropertyTest.CFG), "nftproxy");
+        syncer.firstSyncBatch(64); // the globals, then one transaction per service
+
+        SyncResult r = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), null);
+        assertEquals(1, r.rejectedServices().size(), r.rejectedServices().toString());
+        assertTrue(kernel.refusals > 0);
+        String shared = "key=0x0af401020af40102,"; // 10.244.1.2 . 10.244.1.2
+        assertEquals(1, hairpin(kernel).size(), hairpin(kernel).toString());
+        assertTrue(hairpin(kernel).get(0).contains(shared), "the shared element went in with the service kept: " + hairpin(kernel));
+
+        // The service kept goes: nothing holds the shared element any more, so it goes too.
+        services.remove(fine);
+        eps.remove(fine);
+        syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), Set.of(fine));
+        assertEquals(List.of(), hairpin(kernel));
+    }
+
+    /** Endpoints enough for chains of a service's own: 10.244.1.2, 10.244.1.3, ... */
+    private static List<Endpoint> moreThanTheSharedTreesPickAmong() {
+        List<Endpoint> many = new ArrayList<>();
+        for (int i = 0; i <= NftRenderer.MAX_PLAIN_PICK; i++) {
+            many.add(Endpoint.ready(PartialSyncPropertyTest.ip("10.244." + (1 + i / 200) + "." + (2 + i % 200)), 8080, "node-a"));
+        }
+        return many;
+    }
+
+    private static List<String> hairpin(Refusing kernel) throws NftException {
+        List<String> out = new ArrayList<>();
+        for (SetElement e : kernel.fake.listElements(Family.IP, "nftproxy", NftRenderer.HAIRPIN)) {
+            out.add(e.toString());
+        }
+        return out;
     }
 
     /**
