@@ -1,20 +1,76 @@
 package io.nftproxy.proxy.model;
 
+import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Arrays;
+import java.util.Objects;
 import java.util.Set;
 
+import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Inet;
 
 /**
  * One endpoint of a service port, from an EndpointSlice. {@code zoneHints} ({@code hints.forZones})
  * and {@code nodeHints} ({@code hints.forNodes}, for trafficDistribution PreferSameNode) are null
  * when the slice gave none for it.
+ *
+ * <p>A value with the accessors of a record, but not one: the address is held as its bytes (an
+ * IPv4 address in an int of the object itself) and {@link #address()} makes an
+ * {@code InetAddress} when asked. A cluster's endpoints are the most numerous objects the proxy
+ * holds (a million at 100,000 services), and an {@code InetAddress} with its holder took 56
+ * bytes more each than the endpoint itself: 60 MB of the daemon's live heap at that size.
  */
-public record Endpoint(InetAddress address, int port, String nodeName, String zone, boolean ready, boolean serving,
-                       boolean terminating, Set<String> zoneHints, Set<String> nodeHints) {
-    public Endpoint {
-        zoneHints = zoneHints == null ? null : Set.copyOf(zoneHints);
-        nodeHints = nodeHints == null ? null : Set.copyOf(nodeHints);
+public final class Endpoint {
+    /** Held for an endpoint made without an address: the record this was allowed it, and tests inject faults so. */
+    private static final byte[] NONE = new byte[0];
+
+    private final int v4;
+    /** The 16 bytes of an IPv6 address; null for IPv4 (held in {@link #v4}); {@link #NONE} for none. */
+    private final byte[] v6;
+    private final int port;
+    private final String nodeName;
+    private final String zone;
+    private final boolean ready;
+    private final boolean serving;
+    private final boolean terminating;
+    private final Set<String> zoneHints;
+    private final Set<String> nodeHints;
+
+    public Endpoint(InetAddress address, int port, String nodeName, String zone, boolean ready, boolean serving,
+                    boolean terminating, Set<String> zoneHints, Set<String> nodeHints) {
+        byte[] b = address == null ? NONE : address.getAddress();
+        if (address == null) {
+            this.v4 = 0;
+            this.v6 = NONE;
+        } else if (address instanceof Inet4Address) {
+            this.v4 = (b[0] & 0xff) << 24 | (b[1] & 0xff) << 16 | (b[2] & 0xff) << 8 | (b[3] & 0xff);
+            this.v6 = null;
+        } else {
+            this.v4 = 0;
+            this.v6 = b;
+        }
+        this.port = port;
+        this.nodeName = nodeName;
+        this.zone = zone;
+        this.ready = ready;
+        this.serving = serving;
+        this.terminating = terminating;
+        this.zoneHints = zoneHints == null ? null : Set.copyOf(zoneHints);
+        this.nodeHints = nodeHints == null ? null : Set.copyOf(nodeHints);
+    }
+
+    private Endpoint(Endpoint e, int port) {
+        this.v4 = e.v4;
+        this.v6 = e.v6;
+        this.port = port;
+        this.nodeName = e.nodeName;
+        this.zone = e.zone;
+        this.ready = e.ready;
+        this.serving = e.serving;
+        this.terminating = e.terminating;
+        this.zoneHints = e.zoneHints;
+        this.nodeHints = e.nodeHints;
     }
 
     public Endpoint(InetAddress address, int port, String nodeName, String zone, boolean ready, boolean serving,
@@ -28,7 +84,67 @@ public record Endpoint(InetAddress address, int port, String nodeName, String zo
 
     /** The same endpoint on another port (a slice's endpoints serve each of its ports). */
     public Endpoint withPort(int p) {
-        return new Endpoint(address, p, nodeName, zone, ready, serving, terminating, zoneHints, nodeHints);
+        return new Endpoint(this, p);
+    }
+
+    /** The address, made anew for each call (see the class comment). */
+    public InetAddress address() {
+        if (v6 == NONE) {
+            return null;
+        }
+        try {
+            return InetAddress.getByAddress(addressBytes());
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException("4 or 16 bytes are an IP address", e);
+        }
+    }
+
+    /** The address in network order: 4 bytes or 16, a new array for each call. */
+    public byte[] addressBytes() {
+        if (v6 == NONE) {
+            throw new NullPointerException("an endpoint without an address");
+        }
+        return v6 != null ? v6.clone() : new byte[] {(byte) (v4 >>> 24), (byte) (v4 >>> 16), (byte) (v4 >>> 8), (byte) v4};
+    }
+
+    /** The address as the bytes of a set element's key. */
+    public Bytes ip() {
+        if (v6 == null) {
+            return Bytes.be32(v4);
+        }
+        return Bytes.of(v6 == NONE ? addressBytes() : v6); // none: the same exception as addressBytes
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String nodeName() {
+        return nodeName;
+    }
+
+    public String zone() {
+        return zone;
+    }
+
+    public boolean ready() {
+        return ready;
+    }
+
+    public boolean serving() {
+        return serving;
+    }
+
+    public boolean terminating() {
+        return terminating;
+    }
+
+    public Set<String> zoneHints() {
+        return zoneHints;
+    }
+
+    public Set<String> nodeHints() {
+        return nodeHints;
     }
 
     public boolean isLocal(String node) {
@@ -36,12 +152,51 @@ public record Endpoint(InetAddress address, int port, String nodeName, String zo
     }
 
     public IpFamily family() {
-        return IpFamily.of(address);
+        return v6 == null ? IpFamily.V4 : IpFamily.V6; // none: V6, as IpFamily.of(null)
+    }
+
+    /** What makes two endpoints the same one, whatever their state: address and port. */
+    public record AddressPort(Bytes ip, int port) {
+    }
+
+    /** The key of this endpoint in a map of endpoints by address and port. */
+    public AddressPort addressPort() {
+        return new AddressPort(v6 == NONE ? null : ip(), port);
+    }
+
+    /** Whether the two have the same address (ports and the rest aside). */
+    public boolean sameAddress(Endpoint o) {
+        return v4 == o.v4 && Arrays.equals(v6, o.v6);
     }
 
     /** "ip:port" with IPv6 in brackets. */
     public String hostPort() {
-        String a = Inet.format(address);
+        String a = Inet.format(address());
         return (family() == IpFamily.V6 ? "[" + a + "]" : a) + ":" + port;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Endpoint e && sameAddress(e) && port == e.port && ready == e.ready && serving == e.serving
+                && terminating == e.terminating && Objects.equals(nodeName, e.nodeName) && Objects.equals(zone, e.zone)
+                && Objects.equals(zoneHints, e.zoneHints) && Objects.equals(nodeHints, e.nodeHints);
+    }
+
+    @Override
+    public int hashCode() {
+        int h = v6 == null ? v4 : Arrays.hashCode(v6);
+        h = 31 * h + port;
+        h = 31 * h + Objects.hashCode(nodeName);
+        h = 31 * h + Objects.hashCode(zone);
+        h = 31 * h + (ready ? 1 : 0) + (serving ? 2 : 0) + (terminating ? 4 : 0);
+        h = 31 * h + Objects.hashCode(zoneHints);
+        return 31 * h + Objects.hashCode(nodeHints);
+    }
+
+    @Override
+    public String toString() {
+        return "Endpoint[address=" + (v6 == NONE ? null : Inet.format(address())) + ", port=" + port + ", nodeName=" + nodeName + ", zone=" + zone
+                + ", ready=" + ready + ", serving=" + serving + ", terminating=" + terminating + ", zoneHints=" + zoneHints
+                + ", nodeHints=" + nodeHints + "]";
     }
 }

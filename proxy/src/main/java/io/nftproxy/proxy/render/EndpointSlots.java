@@ -1,6 +1,5 @@
 package io.nftproxy.proxy.render;
 
-import java.net.InetAddress;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,12 +28,6 @@ public record EndpointSlots(List<Endpoint> cluster, List<Endpoint> local) {
         local = List.copyOf(local);
     }
 
-    private record HostPort(InetAddress address, int port) {
-        static HostPort of(Endpoint e) {
-            return new HostPort(e.address(), e.port());
-        }
-    }
-
     /**
      * {@code current} in the order of its indices: an endpoint that was in {@code previous} at an
      * index still below the new count keeps it; the indices left free go, lowest first, to the
@@ -47,13 +40,13 @@ public record EndpointSlots(List<Endpoint> cluster, List<Endpoint> local) {
             return current;
         }
         int k = current.size();
-        Map<HostPort, Endpoint> unplaced = new LinkedHashMap<>();
+        Map<Endpoint.AddressPort, Endpoint> unplaced = new LinkedHashMap<>();
         for (Endpoint e : current) {
-            unplaced.put(HostPort.of(e), e);
+            unplaced.put(e.addressPort(), e);
         }
         Endpoint[] slots = new Endpoint[k];
         for (int i = 0; i < Math.min(k, previous.size()); i++) {
-            slots[i] = unplaced.remove(HostPort.of(previous.get(i))); // the current copy (readiness may differ)
+            slots[i] = unplaced.remove(previous.get(i).addressPort()); // the current copy (readiness may differ)
         }
         var rest = unplaced.values().iterator();
         for (int i = 0; i < k; i++) {

@@ -43,7 +43,12 @@ public final class MapKeys {
 
     /** {@code endpoint address . port}: the data the endpoint maps hold. */
     public static Bytes endpoint(InetAddress a, int port) {
-        return Bytes.concat(Bytes.ip(a).padTo4(), Bytes.be16(port).padTo4());
+        return endpoint(Bytes.ip(a), port);
+    }
+
+    /** The same, of an address already in bytes (an endpoint holds its own so). */
+    public static Bytes endpoint(Bytes ip, int port) {
+        return Bytes.concat(ip.padTo4(), Bytes.be16(port).padTo4());
     }
 
     /**

@@ -340,10 +340,10 @@ public final class NftRenderer {
         b.slots = previous.next(planned.clusterEndpoints(), planned.localEndpoints());
         ServicePlan plan = planned.withEndpoints(b.slots.cluster(), b.slots.local());
         for (Endpoint e : plan.clusterEndpoints()) {
-            b.element(HAIRPIN, SetElement.of(Bytes.concat(Bytes.ip(e.address()), Bytes.ip(e.address()))));
+            b.element(HAIRPIN, SetElement.of(Bytes.concat(e.ip(), e.ip())));
         }
         for (Endpoint e : plan.localEndpoints()) {
-            b.element(HAIRPIN, SetElement.of(Bytes.concat(Bytes.ip(e.address()), Bytes.ip(e.address()))));
+            b.element(HAIRPIN, SetElement.of(Bytes.concat(e.ip(), e.ip())));
         }
         int proto = svc.protocol().number();
         for (InetAddress ip : plan.clusterIPs()) {

@@ -32,7 +32,7 @@ final class ServiceData extends RenderPart {
         for (int i = 0; i < eps.size(); i++) {
             Endpoint e = eps.get(i);
             b.element(map, SetElement.of(Bytes.concat(front, Bytes.host32(i)),
-                    Data.value(MapKeys.endpoint(e.address(), e.port()))));
+                    Data.value(MapKeys.endpoint(e.ip(), e.port()))));
         }
     }
 

@@ -1,6 +1,5 @@
 package io.nftproxy.proxy.source;
 
-import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -72,9 +71,6 @@ final class SliceIndex {
         return eps;
     }
 
-    private record HostPort(InetAddress address, int port) {
-    }
-
     /** Up to this many endpoints are compared pairwise: cheaper than hashing them. */
     private static final int SMALL = 32;
 
@@ -83,7 +79,7 @@ final class SliceIndex {
             Endpoint e = list.get(i);
             for (int j = 0; j < i; j++) {
                 Endpoint o = list.get(j);
-                if (o.port() == e.port() && o.address().equals(e.address())) {
+                if (o.port() == e.port() && o.sameAddress(e)) {
                     return false;
                 }
             }
@@ -99,9 +95,9 @@ final class SliceIndex {
         if (list.size() <= SMALL && distinct(list)) {
             return List.copyOf(list); // the common case, without a map per service port
         }
-        Map<HostPort, Endpoint> byAddr = new LinkedHashMap<>();
+        Map<Endpoint.AddressPort, Endpoint> byAddr = new LinkedHashMap<>();
         for (Endpoint e : list) {
-            HostPort k = new HostPort(e.address(), e.port());
+            Endpoint.AddressPort k = e.addressPort();
             Endpoint had = byAddr.putIfAbsent(k, e);
             if (had != null && had.terminating() && !e.terminating()) {
                 byAddr.put(k, e);
