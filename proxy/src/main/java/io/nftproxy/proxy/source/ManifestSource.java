@@ -54,8 +54,13 @@ public final class ManifestSource implements Source {
     private final Path dir;
     private final ObjectStore store;
     private final Map<Path, FileState> files = new HashMap<>();
-    /** Which files define each object; when several do, the last in name order wins. */
-    private final Map<ObjectKey, TreeMap<Path, KubeObject>> definitions = new HashMap<>();
+    /**
+     * Which file defines each object, and what it says. Nearly every object is in one file; those
+     * that several files define are in {@link #contested}, where the last in name order wins. (A
+     * map of files per object took 88 bytes an object: 18 MB at 100,000 services.)
+     */
+    private final Map<ObjectKey, Definition> definitions = new HashMap<>();
+    private final Map<ObjectKey, TreeMap<Path, KubeObject>> contested = new HashMap<>();
     /** Parse errors not yet logged: the writer may still be writing. */
     private final Map<Path, String> unlogged = new LinkedHashMap<>();
     private final AtomicLong filesRead = new AtomicLong();
@@ -63,6 +68,10 @@ public final class ManifestSource implements Source {
     private WatchService watcher;
     private Thread thread;
     private volatile boolean closed;
+
+    /** The one file that defines an object, and the object as it says. */
+    private record Definition(Path file, KubeObject object) {
+    }
 
     /** What a file gave when last read: its stat, content hash, objects, and its error (null when it parsed). */
     private record FileState(long size, FileTime modified, long hash, List<KubeObject> objects, String error) {
@@ -338,17 +347,38 @@ public final class ManifestSource implements Source {
     }
 
     private void define(ObjectKey key, Path f, KubeObject o) {
-        TreeMap<Path, KubeObject> defs = definitions.computeIfAbsent(key, k -> new TreeMap<>());
-        if (o == null) {
-            defs.remove(f);
+        TreeMap<Path, KubeObject> several = contested.get(key);
+        if (several == null) {
+            Definition one = definitions.get(key);
+            if (one == null || one.file().equals(f)) {
+                if (o == null) {
+                    definitions.remove(key);
+                } else {
+                    definitions.put(key, new Definition(f, o));
+                }
+            } else if (o != null) {
+                several = new TreeMap<>(Map.of(one.file(), one.object(), f, o));
+                definitions.remove(key);
+                contested.put(key, several);
+            }
         } else {
-            defs.put(f, o);
+            if (o == null) {
+                several.remove(f);
+            } else {
+                several.put(f, o);
+            }
+            if (several.size() == 1) {
+                contested.remove(key);
+                definitions.put(key, new Definition(several.firstKey(), several.firstEntry().getValue()));
+                several = null;
+            }
         }
-        if (defs.isEmpty()) {
-            definitions.remove(key);
+        KubeObject wins = several != null ? several.lastEntry().getValue()
+                : definitions.containsKey(key) ? definitions.get(key).object() : null;
+        if (wins == null) {
             store.remove(key);
         } else {
-            store.put(defs.lastEntry().getValue()); // equal to what the store holds: no change
+            store.put(wins); // equal to what the store holds: no change
         }
     }
 

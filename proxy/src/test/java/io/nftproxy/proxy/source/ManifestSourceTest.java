@@ -189,6 +189,15 @@ class ManifestSourceTest {
             Files.delete(dir.resolve("b.yaml"));
             eventually(() -> addresses(store.snapshot().state(), 1).equals(List.of("10.244.0.1:8080")),
                     "the other file's definition takes over");
+            // A file earlier by name that defines it too does not win, and takes over when the later one goes.
+            replace("0.yaml", service(1, "10.244.0.3")); // whole at once: read with its content
+            eventually(() -> src.filesRead() >= 3, "the new file is read");
+            assertEquals(List.of("10.244.0.1:8080"), addresses(store.snapshot().state(), 1));
+            Files.delete(dir.resolve("a.yaml"));
+            eventually(() -> addresses(store.snapshot().state(), 1).equals(List.of("10.244.0.3:8080")),
+                    "the earlier file's definition takes over");
+            Files.delete(dir.resolve("0.yaml"));
+            eventually(() -> !store.snapshot().state().services().containsKey(id(1)), "no file defines it: it goes");
         }
     }
 
