@@ -31,6 +31,7 @@ import io.nftproxy.tools.bench.CompareBench;
 import io.nftproxy.tools.bench.DaemonBench;
 import io.nftproxy.tools.bench.KernelMemory;
 import io.nftproxy.tools.bench.KubeProxyNftLayout;
+import io.nftproxy.tools.bench.LongestCommits;
 import io.nftproxy.tools.bench.NeighbourProbe;
 import io.nftproxy.tools.bench.Percentile;
 import io.nftproxy.tools.bench.ProcessDaemonBench;
@@ -214,10 +215,10 @@ final class BenchCommand implements Callable<Integer> {
                     KernelMemory.settledSlabKb(); // the kernel frees the deleted tables asynchronously
                 }
                 syncer.firstSyncBatch(batches.get(b));
-                List<Long> commits = new ArrayList<>();
+                LongestCommits commits = new LongestCommits(3);
                 syncer.commitThrough(tx -> {
                     CommitStats st = client.commit(tx);
-                    commits.add(st.kernelNanos());
+                    commits.add(tx, st.kernelNanos());
                     return st;
                 });
                 long t0 = System.nanoTime();
@@ -225,9 +226,9 @@ final class BenchCommand implements Callable<Integer> {
                 fullNanos = System.nanoTime() - t0;
                 syncer.commitThrough(client::commit);
                 if (near != null) {
-                    near.report(String.format("first full sync, %s (%d, the longest %.0f ms to our thread)",
+                    near.report(String.format("first full sync, %s (%d, the longest %.0f ms to our thread; longest: %s)",
                             batches.get(b) == 0 ? "one transaction" : "transactions of ~" + batches.get(b) + " objects",
-                            commits.size(), commits.stream().mapToLong(Long::longValue).max().orElse(0) / 1e6), t0, System.nanoTime());
+                            commits.count(), commits.maxNanos() / 1e6, commits.describe()), t0, System.nanoTime());
                 }
             }
             if (readBack) {
@@ -341,13 +342,13 @@ final class BenchCommand implements Callable<Integer> {
      */
     private static void timeTakeover(Neighbours near, Syncer syncer, NftClient client, ProxyState state, String what)
             throws Exception {
-        List<Long> commits = new ArrayList<>();
+        LongestCommits commits = new LongestCommits(3);
         Generation before = syncer.generation();
         long[] live = {0};
         syncer.commitThrough(tx -> {
             boolean old = syncer.generation().equals(before);
             CommitStats st = client.commit(tx);
-            commits.add(st.kernelNanos());
+            commits.add(tx, st.kernelNanos());
             if (old) {
                 live[0] = System.nanoTime();
             }
@@ -358,9 +359,8 @@ final class BenchCommand implements Callable<Integer> {
         long t1 = System.nanoTime();
         syncer.commitThrough(client::commit);
         near.report(String.format("%s (%d transactions, the longest %.0f ms to our thread; live after %.1f s, done after"
-                        + " %.1f s; generation %d)", what, commits.size(),
-                commits.stream().mapToLong(Long::longValue).max().orElse(0) / 1e6, (live[0] - t0) / 1e9, (t1 - t0) / 1e9,
-                syncer.generation().number()), t0, t1);
+                        + " %.1f s; generation %d; longest: %s)", what, commits.count(), commits.maxNanos() / 1e6,
+                (live[0] - t0) / 1e9, (t1 - t0) / 1e9, syncer.generation().number(), commits.describe()), t0, t1);
     }
 
     /** Two {@link NeighbourProbe}s, in our namespace and in one of their own, printed per phase. */
