@@ -9,10 +9,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
@@ -453,242 +449,90 @@ public final class Syncer implements Backend {
                                         boolean beside) throws NftException {
         List<String> rejected = new ArrayList<>();
         Rendered r = render(plan, state, rejected);
-        BatchRun run = new BatchRun(r, state, g, beside, rejected);
-        ExecutorService kernelSide = null;
-        Future<CommitStats> inFlight = null;
+        CommitStats sum = CommitStats.EMPTY;
+        int changedChains = 0;
+        long prepareNanos = 0;
         try {
             List<List<Contributor>> batches = FirstSyncBatches.of(r.changes(), firstSyncBatch);
-            if (!batches.isEmpty()) {
-                run.commitAlone(run.prepare(0, batches.get(0))); // the tables and globals
-            }
-            // The services' batches, pipelined: while the kernel takes one (encoded and committed
-            // on a thread of its own), this thread computes the next. At 100,000 services the
-            // kernel's share is about 3 s and computing the deltas more than 1 s, on two cores.
-            // The next batch counts its elements into what we hold before the one in flight is
-            // recorded: batches add disjoint services, so neither reads what the other adds but
-            // those counts, and a refused batch is undone after the one computed behind it.
-            Prepared flying = null;
-            for (int i = 1; i <= batches.size(); i++) {
-                Prepared next = i < batches.size() ? run.prepare(i, batches.get(i)) : null;
-                if (flying != null) {
-                    try {
-                        run.record(flying, awaitCommit(inFlight));
-                    } catch (TransactionException e) {
-                        // The batch counted behind it undone first, the refused one sent again
-                        // without its culprit from this thread, then the next computed again.
-                        if (next != null) {
-                            run.discard(next);
+            for (int i = 0; i < batches.size(); i++) {
+                List<Contributor> batch = new ArrayList<>(batches.get(i));
+                for (int attempt = 0; ; attempt++) {
+                    long t0 = System.nanoTime();
+                    Transaction tx = new Transaction();
+                    List<Delta> deltas = new ArrayList<>();
+                    for (IpFamily f : IpFamily.values()) {
+                        TableState ts = i == 0 ? r.fresh().get(f) : committed.get(f);
+                        if (i == 0 && !beside) {
+                            tx.add(ts.table).delete(ts.table).add(ts.table); // as in one transaction
+                        } else if (i == 0) {
+                            tx.add(ts.table); // a family without a table of ours gets one
                         }
-                        run.retryWithout(flying, e);
-                        next = i < batches.size() ? run.prepare(i, batches.get(i)) : null;
+                        Map<Contributor, Fragment> part = new LinkedHashMap<>();
+                        for (Contributor who : batch) {
+                            if (r.changes().get(f).containsKey(who)) {
+                                part.put(who, r.changes().get(f).get(who));
+                            }
+                        }
+                        Delta d;
+                        if (i == 0) {
+                            d = new Delta(ts, part);
+                        } else {
+                            // Counted into what we hold as it is computed; taken out again if refused.
+                            held.writeLock().lock();
+                            try {
+                                d = Delta.counting(ts, part);
+                            } finally {
+                                held.writeLock().unlock();
+                            }
+                        }
+                        d.write(tx);
+                        deltas.add(d);
+                    }
+                    prepareNanos += System.nanoTime() - t0;
+                    try {
+                        if (i == 0) {
+                            for (Transaction part : FirstSyncBatches.globals(tx, firstSyncBatch, !beside)) {
+                                sum = sum.plus(committer.commit(g.apply(part)));
+                            }
+                        } else {
+                            sum = sum.plus(committer.commit(g.apply(tx)));
+                        }
+                    } catch (TransactionException e) {
+                        ServicePortName culprit = ownerOf(e, r.chainOwners());
+                        if (attempt >= MAX_EXCLUSIONS_PER_SYNC || culprit == null) {
+                            throw e;
+                        }
+                        refuse(culprit, state, e, rejected);
+                        batch.remove(Contributor.of(culprit));
+                        held.writeLock().lock();
+                        try {
+                            deltas.forEach(Delta::discard);
+                        } finally {
+                            held.writeLock().unlock();
+                        }
+                        continue;
+                    }
+                    held.writeLock().lock();
+                    try {
+                        for (Delta d : deltas) {
+                            d.apply();
+                            changedChains += d.changedChains();
+                        }
+                        if (i == 0) {
+                            committed.putAll(r.fresh());
+                        }
                     } finally {
-                        inFlight = null; // done, whatever it gave
+                        held.writeLock().unlock();
                     }
-                }
-                flying = next;
-                if (next != null) {
-                    if (kernelSide == null) {
-                        kernelSide = Executors.newSingleThreadExecutor(r0 -> {
-                            Thread t = new Thread(r0, "nftproxy-commit");
-                            t.setDaemon(true);
-                            return t;
-                        });
-                    }
-                    Committer c = committer;
-                    Transaction tx = next.tx();
-                    inFlight = kernelSide.submit(() -> c.commit(g.apply(tx)));
+                    break;
                 }
             }
         } catch (NftException | RuntimeException e) {
             // The kernel holds the services of the batches it took; the next sync replaces them whole.
             clearCommitted();
             throw e;
-        } finally {
-            if (inFlight != null) {
-                try {
-                    awaitCommit(inFlight); // nothing of ours may be in the kernel's hands once we return
-                } catch (NftException | RuntimeException ignored) {
-                    // The sync failed already; what this batch did is replaced by the next sync.
-                }
-            }
-            if (kernelSide != null) {
-                kernelSide.shutdown();
-            }
         }
-        return synced(plan, state, run.sum, run.changedChains, rejected, r.renderNanos() + run.prepareNanos);
-    }
-
-    /** A batch of a first sync: its contributors, its transaction, and the deltas it records once the kernel took it. */
-    private record Prepared(int index, List<Contributor> batch, Transaction tx, List<Delta> deltas) {
-    }
-
-    /** What a commit on the kernel's side threw, as it was thrown; waits uninterruptibly, as a commit cannot be called back. */
-    private static CommitStats awaitCommit(Future<CommitStats> f) throws NftException {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return f.get();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    Throwable c = e.getCause();
-                    if (c instanceof NftException n) {
-                        throw n;
-                    }
-                    if (c instanceof RuntimeException re) {
-                        throw re;
-                    }
-                    if (c instanceof Error er) {
-                        throw er;
-                    }
-                    throw new IllegalStateException(c);
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /** One first sync's batches: how each is prepared, committed alone, retried without a refused service, recorded. */
-    private final class BatchRun {
-        private final Rendered r;
-        private final ProxyState state;
-        private final Generation g;
-        private final boolean beside;
-        private final List<String> rejected;
-        private CommitStats sum = CommitStats.EMPTY;
-        private int changedChains;
-        private long prepareNanos;
-
-        BatchRun(Rendered r, ProxyState state, Generation g, boolean beside, List<String> rejected) {
-            this.r = r;
-            this.state = state;
-            this.g = g;
-            this.beside = beside;
-            this.rejected = rejected;
-        }
-
-        /**
-         * Batch {@code i}'s transaction and deltas. The first (the globals) is computed against
-         * the fresh tables; every later one counts its elements into what we hold as it is
-         * computed ({@link Delta#counting}), taken out again by {@link #discard}.
-         */
-        Prepared prepare(int i, List<Contributor> batch) {
-            long t0 = System.nanoTime();
-            Transaction tx = new Transaction();
-            List<Delta> deltas = new ArrayList<>();
-            for (IpFamily f : IpFamily.values()) {
-                TableState ts = i == 0 ? r.fresh().get(f) : committed.get(f);
-                if (i == 0 && !beside) {
-                    tx.add(ts.table).delete(ts.table).add(ts.table); // as in one transaction
-                } else if (i == 0) {
-                    tx.add(ts.table); // a family without a table of ours gets one
-                }
-                Map<Contributor, Fragment> part = new LinkedHashMap<>();
-                for (Contributor who : batch) {
-                    if (r.changes().get(f).containsKey(who)) {
-                        part.put(who, r.changes().get(f).get(who));
-                    }
-                }
-                Delta d;
-                if (i == 0) {
-                    d = new Delta(ts, part);
-                } else {
-                    held.writeLock().lock();
-                    try {
-                        d = Delta.counting(ts, part);
-                    } finally {
-                        held.writeLock().unlock();
-                    }
-                }
-                d.write(tx);
-                deltas.add(d);
-            }
-            prepareNanos += System.nanoTime() - t0;
-            return new Prepared(i, List.copyOf(batch), tx, deltas);
-        }
-
-        /** Takes back what a prepared batch counted into what we hold (the kernel did not take it). */
-        void discard(Prepared p) {
-            held.writeLock().lock();
-            try {
-                p.deltas().forEach(Delta::discard);
-            } finally {
-                held.writeLock().unlock();
-            }
-        }
-
-        /** Commits a batch on this thread, leaving out each service the kernel refuses, and records it. */
-        void commitAlone(Prepared p) throws NftException {
-            CommitStats st;
-            try {
-                st = send(p);
-            } catch (TransactionException e) {
-                retryWithout(p, e);
-                return;
-            }
-            record(p, st);
-        }
-
-        /** Sends a batch's transaction from this thread; the first, the globals, in parts whose base chains' rules come last. */
-        private CommitStats send(Prepared p) throws NftException {
-            if (p.index() != 0) {
-                return committer.commit(g.apply(p.tx()));
-            }
-            CommitStats st = CommitStats.EMPTY;
-            for (Transaction part : FirstSyncBatches.globals(p.tx(), firstSyncBatch, !beside)) {
-                st = st.plus(committer.commit(g.apply(part)));
-            }
-            return st;
-        }
-
-        /**
-         * The kernel refused batch {@code p} with {@code e}: leaves out the service it names and
-         * commits the rest of the batch on this thread (again, up to
-         * {@value Syncer#MAX_EXCLUSIONS_PER_SYNC} services a batch). Rethrows {@code e} when it names no
-         * service, or past that many.
-         */
-        void retryWithout(Prepared p, TransactionException e) throws NftException {
-            discard(p);
-            List<Contributor> batch = new ArrayList<>(p.batch());
-            for (int attempt = 0; ; attempt++) {
-                ServicePortName culprit = ownerOf(e, r.chainOwners());
-                if (attempt >= MAX_EXCLUSIONS_PER_SYNC || culprit == null) {
-                    throw e;
-                }
-                refuse(culprit, state, e, rejected);
-                batch.remove(Contributor.of(culprit));
-                Prepared again = prepare(p.index(), batch);
-                try {
-                    CommitStats st = send(again);
-                    record(again, st);
-                    return;
-                } catch (TransactionException next) {
-                    discard(again);
-                    e = next;
-                }
-            }
-        }
-
-        /** The kernel took batch {@code p}: what it wrote becomes what we hold. */
-        void record(Prepared p, CommitStats st) {
-            sum = sum.plus(st);
-            held.writeLock().lock();
-            try {
-                for (Delta d : p.deltas()) {
-                    d.apply();
-                    changedChains += d.changedChains();
-                }
-                if (p.index() == 0) {
-                    committed.putAll(r.fresh());
-                }
-            } finally {
-                held.writeLock().unlock();
-            }
-        }
+        return synced(plan, state, sum, changedChains, rejected, r.renderNanos() + prepareNanos);
     }
 
     /**

@@ -163,12 +163,10 @@ class BadServicesTest {
 
     /**
      * A first sync's transactions count each service's elements into what the syncer holds as
-     * they are computed, and the next one is computed while the kernel takes the one before. One
-     * the kernel refuses must leave no count behind, nor may the one computed behind it: a
-     * service of the next transaction sharing an element with it (an endpoint both use: its
-     * hairpin element) must still send that element, and take it out when it goes. A service
-     * before both has the hairpin set's table held already, so that nothing but the counts can
-     * get this right.
+     * they are computed. One the kernel refuses must leave no count behind: a service of a later
+     * transaction sharing an element with it (an endpoint both use: its hairpin element) must
+     * still send that element, and take it out when it goes. A service before both has the
+     * hairpin set's table held already, so that nothing but the counts can get this right.
      */
     @Test
     void aServiceRefusedInAFirstSyncTransactionLeavesNoCountBehind() throws Exception {
