@@ -36,6 +36,15 @@ final class FirstSyncBatches {
     }
 
     /**
+     * What a rule of the globals weighs against an element, a chain or a set when they are cut
+     * into transactions. The kernel finds each set a rule looks up by walking the table's list of
+     * sets by name; beside a table in use that list holds both generations, the one in use first,
+     * and `perf` of a takeover at 100,000 services put 62% of a globals' transaction of ~2,000
+     * rules in that walk (40–64 ms, others waiting as long; docs/benchmarks.md).
+     */
+    static final int RULE_WEIGHT = 4;
+
+    /**
      * The contributors of {@code changes} (every family's) in batches: first the globals alone,
      * then services, each service's ports together.
      */
@@ -114,7 +123,8 @@ final class FirstSyncBatches {
                 }
             }
             for (Op part : parts) {
-                int weight = part.object() instanceof Elements e ? e.elements().size() : 1;
+                int weight = part.object() instanceof Elements e ? e.elements().size()
+                        : part.object() instanceof Rule ? RULE_WEIGHT : 1;
                 if (!cur.isEmpty() && w + weight > limit) {
                     out.add(cur);
                     cur = new Transaction();

@@ -140,4 +140,16 @@ class FirstSyncBatchesTest {
         List<Transaction> beside = FirstSyncBatches.globals(tx, 4, false);
         assertEquals(cut.subList(0, 5).toString(), beside.toString(), "without the base chains' rules: held back");
     }
+
+    @Test
+    void aRuleOfTheGlobalsWeighsMoreThanAnElementAChainOrASet() {
+        Chain services = Chain.regular(Family.IP, "t", "services");
+        Transaction tx = new Transaction().add(services);
+        for (int i = 0; i < 5; i++) {
+            tx.add(Rule.of(Family.IP, "t", "services", List.of(Immediate.verdict(Verdict.ACCEPT))));
+        }
+        int limit = 2 * FirstSyncBatches.RULE_WEIGHT + 1;
+        // The chain and two rules, then two rules, then the last: the chain weighs one, a rule RULE_WEIGHT.
+        assertEquals(List.of(3, 2, 1), FirstSyncBatches.globals(tx, limit, true).stream().map(Transaction::size).toList());
+    }
 }
