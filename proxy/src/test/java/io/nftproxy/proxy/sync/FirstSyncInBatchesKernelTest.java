@@ -338,10 +338,10 @@ class FirstSyncInBatchesKernelTest {
 
     /**
      * A set's elements as two dumps in a row agree on them. A dump of a hash set that spans
-     * several messages restarts the kernel's walk for each and skips what it sent; while the
-     * kernel's worker resizes the set's table after a large addition, that walk can miss
-     * elements (seen here: 5,554 of 6,178 in one dump, all of them in the next), and the dump is
-     * not marked interrupted for it.
+     * several messages restarts the kernel's walk for each and skips what it sent; when the
+     * set's hash table changes shape between two messages (most likely the kernel's worker
+     * resizing it after a large addition), that walk can miss elements (seen here: 5,554 of
+     * 6,178 in one dump, all of them in the next), and the dump is not marked interrupted.
      */
     private static Map<Bytes, Data> elements(NftClient reader, String set) throws NftException {
         Map<Bytes, Data> last = dump(reader, set);
