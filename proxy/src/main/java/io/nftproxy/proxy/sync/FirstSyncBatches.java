@@ -99,7 +99,8 @@ final class FirstSyncBatches {
     /**
      * The globals' transaction {@code tx} (only additions, each after what it references, as
      * {@link Delta} writes them) cut into transactions of about {@code limit} objects in the same
-     * order (an element list longer than that cut too), without the base chains' rules; with
+     * order, a rule weighing {@link #RULE_WEIGHT} (an element list longer than that cut too),
+     * without the base chains' rules; with
      * {@code baseRules}, those follow in one more transaction. Without them (a takeover: the switch
      * adds them) the whole write is unreachable. The globals of a table at 10,000 services are
      * 7,400 operations, and the kernel took 60 ms for them in one transaction.
