@@ -13,6 +13,15 @@ public interface CounterReader {
     List<CountedElement> countedElements(Family family, String table, String set) throws NftException;
 
     /**
+     * Every element of the set with its counter, where the caller holds {@code expected} of them
+     * (-1: not known); the kernel's client reads a large set once when it finds that many, twice
+     * otherwise. This default ignores the count.
+     */
+    default List<CountedElement> countedElements(Family family, String table, String set, int expected) throws NftException {
+        return countedElements(family, table, set);
+    }
+
+    /**
      * The elements of the set with these keys, with their counters; a key the set does not hold
      * is left out. ENOENT when the set does not exist. This default dumps the set and keeps the
      * keys asked; the kernel's client asks for each key instead.

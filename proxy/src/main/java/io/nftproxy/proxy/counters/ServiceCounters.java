@@ -185,7 +185,11 @@ public final class ServiceCounters extends Collector implements SyncListener {
         return attributions.computeIfAbsent(f, x -> new CounterAttribution(s, x));
     }
 
-    /** One set's counted elements: in one dump, or by the keys we hold in it; none when we hold none there. */
+    /**
+     * One set's counted elements: in one dump (read again if the kernel resized the set meanwhile
+     * and the dump repeats elements or misses some), or by the keys we hold in it; none when we
+     * hold none there.
+     */
     private List<CountedElement> read(IpFamily f, String set) throws NftException {
         if (held == null) {
             return reader.countedElements(f.nft(), table, set);
@@ -195,7 +199,7 @@ public final class ServiceCounters extends Collector implements SyncListener {
             return List.of();
         }
         String name = held.kernelName(set);
-        return n < byKeyFrom ? reader.countedElements(f.nft(), table, name)
+        return n < byKeyFrom ? reader.countedElements(f.nft(), table, name, n)
                 : reader.countedElements(f.nft(), table, name, held.keys(f, set));
     }
 
