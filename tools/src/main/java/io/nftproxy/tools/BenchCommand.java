@@ -461,6 +461,7 @@ final class BenchCommand implements Callable<Integer> {
             if (runOnceHeap != null) {
                 // As bin/nftproxy under an operator's heap limit: the collector sizes the young generation.
                 cmd.remove(BOUNDED_YOUNG);
+                cmd.remove(FULL_INITIAL_HEAP);
                 cmd.addAll(1, List.of("-Xmx" + runOnceHeap, "-XX:+ExitOnOutOfMemoryError"));
             }
             cmd.addAll(List.of("run", "--manifests", dir.toString(), "--netns", other, "--once",
@@ -495,6 +496,8 @@ final class BenchCommand implements Callable<Integer> {
 
     /** The young generation's bound bin/nftproxy gives a one-shot without a heap limit. */
     private static final String BOUNDED_YOUNG = "-XX:MaxNewSize=128m";
+    /** And the heap's initial size it gives it: the maximum's (a quarter of the memory). */
+    private static final String FULL_INITIAL_HEAP = "-XX:InitialRAMPercentage=25";
 
     /** This JVM's java and the product jar, with the options bin/nftproxy gives {@code run --once}. */
     static List<String> freshJvm() {
@@ -510,6 +513,7 @@ final class BenchCommand implements Callable<Integer> {
             cmd.add("-XX:+UseTransparentHugePages");
         }
         cmd.add(BOUNDED_YOUNG);
+        cmd.add(FULL_INITIAL_HEAP);
         cmd.addAll(List.of("-cp", jar.toString(), Main.class.getName()));
         return cmd;
     }
