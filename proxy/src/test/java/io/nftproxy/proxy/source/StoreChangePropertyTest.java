@@ -157,11 +157,14 @@ class StoreChangePropertyTest {
 
         ObjectStore fresh = new ObjectStore("node-a");
         objects.values().forEach(fresh::put);
-        ProxyState expected = fresh.snapshot().state();
+        ObjectStore.Snapshot freshSnapshot = fresh.snapshot();
+        ProxyState expected = freshSnapshot.state();
         String replay = " (history " + seed + ", replay: -Dnftproxy.seed=" + seed + ")";
         List<String> want = normalized(expected);
         List<String> got = normalized(last.state());
         assertEquals(want, got, () -> "the store's state" + replay + difference(want, got));
+        // The problems reported, shared frontends among them: as a fresh store finds them.
+        assertEquals(new TreeMap<>(freshSnapshot.errors()), new TreeMap<>(last.errors()), "the problems reported" + replay);
         FakeNfTables full = new FakeNfTables();
         Syncer once = new Syncer(full, new NftRenderer(PartialSyncPropertyTestAccess.CFG), "nftproxy");
         PartialSyncPropertyTestAccess.takeIndices(once, syncer); // endpoints keep the indices history gave them
