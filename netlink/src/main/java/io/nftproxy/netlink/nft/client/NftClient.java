@@ -235,13 +235,14 @@ public final class NftClient implements NftKernel, CounterReader, AutoCloseable 
      * The elements of a set, in dumps until one can be trusted. The kernel fills a dump's messages
      * one at a time and walks the set again from its start for each, skipping as many elements as
      * it sent; a hash set whose table the kernel resizes between two messages (its deferred worker
-     * grows or shrinks the table after a commit, and no commit marks the dump interrupted) is
-     * walked in another order, and the dump holds some elements twice and misses as many
-     * ({@code ElementDumpKernelTest}: 25,500 elements read with 24,463 distinct, right after the
-     * set grew past 24,576). A dump in one message, or one without a repeated element that holds
-     * the {@code expected} count, is taken at once; otherwise the set is read again until two
-     * dumps without a repeat hold the same elements ({@code identity}: what must agree, counters
-     * and timeouts move on). A resize takes milliseconds, so a second read nearly always agrees.
+     * grows or shrinks the table after a commit; the kernel marks an element dump interrupted
+     * neither for that nor for a commit) is walked in another order, and the dump holds some
+     * elements twice and misses as many ({@code ElementDumpKernelTest}: 27,000 entries read with
+     * 24,579 distinct, right after the set grew past 24,576). A dump in one message, or one
+     * without a repeated element that holds the {@code expected} count, is taken at once;
+     * otherwise the set is read again until two dumps without a repeat hold the same elements
+     * ({@code identity}: what must agree, counters and timeouts move on). A resize takes
+     * milliseconds, so a second read nearly always agrees.
      */
     private <E> List<E> settledElements(Family family, String table, String set, Function<NlMessage, List<E>> decode,
                                         Function<E, Object> identity, int expected) throws NftException {
