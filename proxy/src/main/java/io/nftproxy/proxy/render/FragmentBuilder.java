@@ -91,7 +91,7 @@ final class FragmentBuilder {
      * Names the service port every element added after this belongs to, in the element's
      * comment, as kube-proxy's nftables mode comments its map elements: "namespace/name:port"
      * ({@code nft list} and {@code nftproxy trace} show it). Elements that several service ports
-     * may contribute (a ClusterIP alone, an endpoint's hairpin pair) carry none: which port's
+     * may contribute (a ClusterIP, which each of a service's ports adds) carry none: which port's
      * comment the kernel kept would depend on the order they came in.
      */
     void commentWith(ServicePortName port) {
@@ -99,7 +99,7 @@ final class FragmentBuilder {
     }
 
     void element(String set, SetElement e) {
-        if (ownerComment != null && e.comment() == null && !set.equals(HAIRPIN) && !set.equals(CLUSTER_IPS)) {
+        if (ownerComment != null && e.comment() == null && !set.equals(CLUSTER_IPS)) {
             e = e.withComment(ownerComment);
         }
         elements.computeIfAbsent(set, k -> new ArrayList<>()).add(e);

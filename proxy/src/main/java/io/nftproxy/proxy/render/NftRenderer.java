@@ -177,6 +177,8 @@ public final class NftRenderer {
 
     /** kube-proxy's default affinity timeout; every entry is written with its own service's. */
     static final long AFFINITY_DEFAULT_MS = 10_800_000L;
+    /** How long the kernel keeps a source in the {@link #HAIRPIN} set after its last new service connection. */
+    static final long HAIRPIN_TIMEOUT_MS = 1_000L;
 
     private final ProxyConfig config;
     private final boolean elementComments;
@@ -339,12 +341,6 @@ public final class NftRenderer {
         ServicePlan planned = ServicePlan.of(svc, endpoints, node, config, f);
         b.slots = previous.next(planned.clusterEndpoints(), planned.localEndpoints());
         ServicePlan plan = planned.withEndpoints(b.slots.cluster(), b.slots.local());
-        for (Endpoint e : plan.clusterEndpoints()) {
-            b.element(HAIRPIN, SetElement.of(Bytes.concat(e.ip(), e.ip())));
-        }
-        for (Endpoint e : plan.localEndpoints()) {
-            b.element(HAIRPIN, SetElement.of(Bytes.concat(e.ip(), e.ip())));
-        }
         int proto = svc.protocol().number();
         for (InetAddress ip : plan.clusterIPs()) {
             b.element(CLUSTER_IPS, SetElement.of(Bytes.ip(ip)));

@@ -123,8 +123,17 @@ final class RuleParts {
     }
 
     /** {@code ip saddr . ip daddr}. */
-    List<Expr> saddrDaddr() {
-        return List.of(loadSaddr(reg(0)), loadDaddr(reg(addrSlots())));
+    /**
+     * Whether the packet's source is its destination: {@code update @set { ip saddr . ip saddr }
+     * ip saddr . ip daddr @set}. The set, written by the kernel, holds only pairs of equal
+     * addresses, so the lookup finds the pair just added exactly when the destination is the
+     * source. The element outlives the rule by the set's timeout (a second), so it cannot expire
+     * between the two. The key is loaded whole again for the lookup, as nft writes the rule.
+     */
+    List<Expr> hairpinCheck(String set) {
+        return List.of(loadSaddr(reg(0)), loadSaddr(reg(addrSlots())),
+                new Dynset(set, Dynset.NFT_DYNSET_OP_UPDATE, NFT_REG_1, 0, 0),
+                loadSaddr(reg(0)), loadDaddr(reg(addrSlots())), lookup(set));
     }
 
     static Expr lookup(String set) {

@@ -164,9 +164,10 @@ class BadServicesTest {
     /**
      * A first sync's transactions count each service's elements into what the syncer holds as
      * they are computed. One the kernel refuses must leave no count behind: a service of a later
-     * transaction sharing an element with it (an endpoint both use: its hairpin element) must
-     * still send that element, and take it out when it goes. A service before both has the
-     * hairpin set's table held already, so that nothing but the counts can get this right.
+     * transaction sharing an element with it (a ClusterIP both use, on other ports: its element
+     * in cluster-ips) must still send that element, and take it out when it goes. A service
+     * before both has the set's table held already, so that nothing but the counts can get this
+     * right.
      */
     @Test
     void aServiceRefusedInAFirstSyncTransactionLeavesNoCountBehind() throws Exception {
@@ -176,7 +177,7 @@ class BadServicesTest {
         TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
         services.put(before, svc(before, "10.96.0.1", 0, 0));
         services.put(refused, svc(refused, "10.96.0.2", 0, 0));
-        services.put(fine, svc(fine, "10.96.0.3", 0, 0));
+        services.put(fine, ServicePort.builder(fine, 81).clusterIPs(List.of(PartialSyncPropertyTest.ip("10.96.0.2"))).build());
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
         List<Endpoint> others = new ArrayList<>();
         for (Endpoint e : moreThanTheSharedTreesPickAmong()) {
@@ -194,17 +195,17 @@ class BadServicesTest {
         SyncResult r = syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), null);
         assertEquals(1, r.rejectedServices().size(), r.rejectedServices().toString());
         assertTrue(kernel.refusals > 0);
-        String shared = "key=0x0af401020af40102,"; // 10.244.1.2 . 10.244.1.2
-        assertEquals(others.size() + 1, hairpin(kernel).size());
-        assertTrue(hairpin(kernel).stream().anyMatch(e -> e.contains(shared)),
-                "the shared element went in with the service kept: " + hairpin(kernel));
+        String shared = "key=0x0a600002,"; // 10.96.0.2
+        assertEquals(2, clusterIps(kernel).size(), clusterIps(kernel).toString());
+        assertTrue(clusterIps(kernel).stream().anyMatch(e -> e.contains(shared)),
+                "the shared element went in with the service kept: " + clusterIps(kernel));
 
         // The service kept goes: nothing holds the shared element any more, so it goes too.
         services.remove(fine);
         eps.remove(fine);
         syncer.sync(new ProxyState(services, eps, NodeInfo.named("node-a")), Set.of(fine));
-        assertEquals(others.size(), hairpin(kernel).size());
-        assertTrue(hairpin(kernel).stream().noneMatch(e -> e.contains(shared)), hairpin(kernel).toString());
+        assertEquals(1, clusterIps(kernel).size(), clusterIps(kernel).toString());
+        assertTrue(clusterIps(kernel).stream().noneMatch(e -> e.contains(shared)), clusterIps(kernel).toString());
     }
 
     /** Endpoints enough for chains of a service's own: 10.244.1.2, 10.244.1.3, ... */
@@ -216,9 +217,9 @@ class BadServicesTest {
         return many;
     }
 
-    private static List<String> hairpin(Refusing kernel) throws NftException {
+    private static List<String> clusterIps(Refusing kernel) throws NftException {
         List<String> out = new ArrayList<>();
-        for (SetElement e : kernel.fake.listElements(Family.IP, "nftproxy", NftRenderer.HAIRPIN)) {
+        for (SetElement e : kernel.fake.listElements(Family.IP, "nftproxy", NftRenderer.CLUSTER_IPS)) {
             out.add(e.toString());
         }
         return out;

@@ -98,10 +98,8 @@ class SyncSpecificationTest {
     void anEndpointReplacedIsElementsOnly() throws Exception {
         endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.4", "node-b")));
         assertEquals("""
-                delete element ip nftproxy hairpin { 0x0af401030af40103 }
                 delete element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000001000000 }
                 delete element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000001000000 }
-                add element ip nftproxy hairpin { 0x0af401040af40104 }
                 add element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000001000000 comment "shop/web:http" : 0x0af401041f900000 }
                 add element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000001000000 comment "shop/web:http" : 0x0af401041f900000 }
                 """, sync(WEB));
@@ -113,7 +111,6 @@ class SyncSpecificationTest {
         assertEquals("""
                 delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
-                add element ip nftproxy hairpin { 0x0af401040af40104 }
                 add element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000002000000 comment "shop/web:http" : 0x0af401041f900000 }
                 add element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000002000000 comment "shop/web:http" : 0x0af401041f900000 }
                 add element ip nftproxy ip-count-bit-1 { 0x0a60000a0600000000500000 comment "shop/web:http" }
@@ -125,7 +122,6 @@ class SyncSpecificationTest {
     void anEndpointRemoved() throws Exception {
         endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b")));
         assertEquals("""
-                delete element ip nftproxy hairpin { 0x0af401030af40103 }
                 delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000001000000 }
                 delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
@@ -137,7 +133,6 @@ class SyncSpecificationTest {
     void theLastEndpointRemovedRejects() throws Exception {
         endpoints.put(WEB, List.of());
         assertEquals("""
-                delete element ip nftproxy hairpin { 0x0af401020af40102, 0x0af401030af40103 }
                 delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
@@ -155,7 +150,6 @@ class SyncSpecificationTest {
         services.put(API, ServicePort.builder(API, 80).clusterIPs(List.of(ip("10.96.0.11"))).build());
         endpoints.put(API, List.of(ep("10.244.1.5", "node-a")));
         assertEquals("""
-                add element ip nftproxy hairpin { 0x0af401050af40105 }
                 add element ip nftproxy cluster-ips { 0x0a60000b }
                 add element ip nftproxy cluster-ip-ports { 0x0a60000b0600000000500000 comment "shop/api:http" }
                 add element ip nftproxy service-ips { 0x0a60000b0600000000500000 comment "shop/api:http" }
@@ -168,7 +162,6 @@ class SyncSpecificationTest {
         services.remove(WEB);
         endpoints.remove(WEB);
         assertEquals("""
-                delete element ip nftproxy hairpin { 0x0af401020af40102, 0x0af401030af40103 }
                 delete element ip nftproxy cluster-ips { 0x0a60000a }
                 delete element ip nftproxy cluster-ip-ports { 0x0a60000a0600000000500000 }
                 delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
@@ -217,8 +210,9 @@ class SyncSpecificationTest {
         TableContents before = kernel.readTable(Family.IP, "nftproxy");
         syncer.sync(new ProxyState(services, endpoints, node), null);
         String change = sent.get(0);
-        assertTrue(change.contains("add element ip nftproxy hairpin { 0x0af401040af40104 }"), change);
-        assertEquals(6, change.lines().count(), "the change as a partial sync sends it:\n" + change);
+        assertTrue(change.contains("add element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000001000000"
+                + " comment \"shop/web:http\" : 0x0af401041f900000 }"), change);
+        assertEquals(4, change.lines().count(), "the change as a partial sync sends it:\n" + change);
         List<String> resent = sent.subList(1, sent.size());
         assertTrue(resent.size() >= 2, "declarations, elements: " + resent.size());
         for (String tx : resent) {
@@ -233,12 +227,12 @@ class SyncSpecificationTest {
 
     @Test
     void aReassertionBringsBackAnElementSomeoneDeleted() throws Exception {
-        SetElement hairpin = kernel.listElements(Family.IP, "nftproxy", NftRenderer.HAIRPIN).get(0);
-        kernel.commit(new Transaction().delete(new Elements(Family.IP, "nftproxy", NftRenderer.HAIRPIN, List.of(hairpin))));
+        SetElement clusterIp = kernel.listElements(Family.IP, "nftproxy", NftRenderer.CLUSTER_IPS).get(0);
+        kernel.commit(new Transaction().delete(new Elements(Family.IP, "nftproxy", NftRenderer.CLUSTER_IPS, List.of(clusterIp))));
         SyncResult r = syncer.sync(new ProxyState(services, endpoints, node), null);
         assertFalse(r.elementsRecreated(), "repaired in place");
-        assertTrue(kernel.listElements(Family.IP, "nftproxy", NftRenderer.HAIRPIN).stream()
-                .anyMatch(e -> e.key().equals(hairpin.key())), "the element is back");
+        assertTrue(kernel.listElements(Family.IP, "nftproxy", NftRenderer.CLUSTER_IPS).stream()
+                .anyMatch(e -> e.key().equals(clusterIp.key())), "the element is back");
     }
 
     @Test
