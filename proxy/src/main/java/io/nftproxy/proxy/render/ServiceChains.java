@@ -158,6 +158,21 @@ final class ServiceChains extends RenderPart {
             r.addAll(p.dnat(svc.protocol(), e.address(), e.port()));
             rules.add(b.rule(chain, r));
         }
+        if (affinity) {
+            // Reached only when the kernel refused to remember the client (the affinity set is
+            // capped at 65,535 entries): the same choice without remembering, so that a full set
+            // costs new clients their stickiness, not their connection.
+            for (int i = 0; i < k; i++) {
+                Endpoint e = eps.get(i);
+                List<Expr> r = new ArrayList<>();
+                if (i < k - 1) {
+                    r.addAll(RuleParts.oneIn(k - i));
+                }
+                r.addAll(count(vip, svc, e));
+                r.addAll(p.dnat(svc.protocol(), e.address(), e.port()));
+                rules.add(b.rule(chain, r));
+            }
+        }
         return rules;
     }
 

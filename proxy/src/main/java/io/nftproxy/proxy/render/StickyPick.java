@@ -197,8 +197,13 @@ final class StickyPick extends RenderPart {
         for (int i = 0; i < hi; i++) {
             b.element(slots(hi), SetElement.of(Bytes.host32(i), Verdict.goTo(slot(hi, i))));
             List<Expr> remember = RuleParts.remember(clientKey(i), affinity(), timeoutSeconds * 1000L);
-            b.chain(Chain.regular(nf, t, slot(hi, i)), List.of(b.rule(slot(hi, i),
-                    concat(remember, p.endpointAt(frontend(0), kind.endpoints(hi), i)))));
+            // Remember, then DNAT, in two rules: the kernel caps the affinity set at 65,535
+            // entries and a refused update ends its rule, so a full set costs a new client its
+            // stickiness, not its connection (in one rule, it was left without DNAT: refused).
+            // Still one lookup of the endpoint map per slot chain: the kernel checks each element
+            // added to a map against every rule that looks it up.
+            b.chain(Chain.regular(nf, t, slot(hi, i)), List.of(b.rule(slot(hi, i), remember),
+                    b.rule(slot(hi, i), p.endpointAt(frontend(0), kind.endpoints(hi), i))));
         }
     }
 

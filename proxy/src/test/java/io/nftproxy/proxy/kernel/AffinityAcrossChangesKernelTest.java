@@ -12,6 +12,14 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Elements;
+import io.nftproxy.netlink.nft.Family;
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.Transaction;
+import io.nftproxy.netlink.nft.TransactionException;
+
 import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.config.ProxyConfig;
@@ -121,6 +129,54 @@ class AffinityAcrossChangesKernelTest {
                 Topology.Outcome o = topo.tcp(clients, c, "10.96.0.30", 80);
                 assertEquals("10.244.1.2:8080", o.answeredBy(), "still sticky after the count grew: " + c + ": " + o);
             }
+        }
+    }
+
+    /**
+     * The kernel caps a set it writes at 65,535 entries when none is given, and an update it
+     * refuses ends its rule. Once the affinity set is full, a new client of a sticky service loses
+     * its stickiness, not its connection: it is still sent to an endpoint, every time.
+     */
+    @Test
+    void aFullAffinitySetCostsANewClientItsStickinessNotItsConnection() throws Exception {
+        ProxyConfig cfg = config();
+        try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
+            for (String ep : EPS) {
+                topo.serve(ep, 8080);
+            }
+            Netns clients = topo.pod(CLIENTS.get(0));
+            Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
+            syncer.sync(state(EPS), null);
+            NftSet affinity = nft.listSets(Family.IP, "nftproxy").stream().filter(x -> x.name().equals("ip-affinity"))
+                    .findFirst().orElseThrow();
+            // Fill it with other clients' entries, halving the batch each time the kernel refuses
+            // one, until it refuses a single entry: full.
+            int filled = 0;
+            int batch = 4096;
+            while (batch > 0 && filled < 1_000_000) {
+                List<SetElement> els = new ArrayList<>();
+                for (int j = 0; j < batch; j++) {
+                    byte[] key = new byte[affinity.keyLength()];
+                    int n = filled + j;
+                    key[0] = (byte) 198; // 198.18.0.0/15, then the rest of the key left zero
+                    key[1] = (byte) (18 + (n >>> 16));
+                    key[2] = (byte) (n >>> 8);
+                    key[3] = (byte) n;
+                    els.add(SetElement.of(Bytes.of(key)));
+                }
+                try {
+                    nft.commit(new Transaction().add(new Elements(Family.IP, "nftproxy", "ip-affinity", els)));
+                    filled += batch;
+                } catch (TransactionException e) {
+                    batch /= 2;
+                }
+            }
+            assertTrue(filled >= 65_535 && filled < 1_000_000, "the set took " + filled + " entries, then none");
+            for (int i = 0; i < 10; i++) {
+                Topology.Outcome o = topo.tcp(clients, CLIENTS.get(0), "10.96.0.30", 80);
+                assertEquals(ANSWERED, o.result(), "a new client while the affinity set is full: " + o);
+            }
+            assertEquals(filled, nft.listElements(Family.IP, "nftproxy", "ip-affinity").size(), "nothing was remembered");
         }
     }
 }

@@ -271,8 +271,8 @@ class NftRendererTest {
         assertEquals(2 * NftRenderer.MAX_SHARED_PICK, check.size());
         assertEquals("ip saddr . ip daddr . meta l4proto . th dport . 0x000000ff @ip-affinity jump ip-sticky-600-129-256-slot-255",
                 check.get(255));
-        assertEquals(List.of("update @ip-affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x00000080 timeout 600s }"
-                + " dnat ip to ip daddr . meta l4proto . th dport . 0x00000080 map @service-endpoints-129-256"),
+        assertEquals(List.of("update @ip-affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x00000080 timeout 600s }",
+                "dnat ip to ip daddr . meta l4proto . th dport . 0x00000080 map @service-endpoints-129-256"),
                 body.apply("ip-sticky-600-129-256-slot-128"));
         assertEquals(2 * NftRenderer.MAX_SHARED_PICK, g.elements().get("ip-sticky-600-129-256-slots").size());
 
@@ -473,14 +473,16 @@ class NftRendererTest {
         assertEquals(4, checks.size());
         assertEquals("ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 @ip-affinity jump ip-sticky-600-1-8-slot-2",
                 checks.get(2));
-        assertEquals(List.of("update @ip-affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 timeout 600s }"
-                + " dnat ip to ip daddr . meta l4proto . th dport . 0x00000002 map @service-endpoints-1-8"),
+        // Remembered, then DNATed in a rule of its own: a full set (the kernel refusing to
+        // remember) does not stop the DNAT.
+        assertEquals(List.of("update @ip-affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 timeout 600s }",
+                "dnat ip to ip daddr . meta l4proto . th dport . 0x00000002 map @service-endpoints-1-8"),
                 body.apply("ip-sticky-600-1-8-slot-2"));
         assertEquals(8, g.elements().get("ip-sticky-600-1-8-slots").size(), "an index below 8 to its slot chain");
         assertEquals(List.of("meta l4proto . th dport @sticky-nodeports-600 goto nodeport-sticky-600-pick-3",
                 "dnat ip to meta l4proto . th dport . numgen random mod 3 map @nodeport-endpoints-1-8"), body.apply("nodeport-pick-3"));
-        assertEquals(List.of("update @nodeport-affinity { ip saddr . meta l4proto . th dport . 0x00000000 timeout 600s }"
-                + " dnat ip to meta l4proto . th dport . 0x00000000 map @nodeport-endpoints-1-8"), body.apply("nodeport-sticky-600-1-8-slot-0"));
+        assertEquals(List.of("update @nodeport-affinity { ip saddr . meta l4proto . th dport . 0x00000000 timeout 600s }",
+                "dnat ip to meta l4proto . th dport . 0x00000000 map @nodeport-endpoints-1-8"), body.apply("nodeport-sticky-600-1-8-slot-0"));
     }
 
     @Test
@@ -496,12 +498,18 @@ class NftRendererTest {
         assertTrue(globals.unmanagedSets().contains(NftRenderer.AFFINITY), "the kernel fills it, we never touch its elements");
         List<String> rules = f.chains().get("svc-default/sticky/tcp/80").rules().stream()
                 .map(x -> NftPrinter.ruleBody(x, n -> globals.sets().get(n))).toList();
-        assertEquals(2 * k, rules.size(), "a check per endpoint, then the random pick: " + rules.size());
+        assertEquals(3 * k, rules.size(), "a check per endpoint, the random pick, the pick without remembering: " + rules.size());
         assertTrue(rules.get(0).contains("@affinity") && rules.get(0).contains("10.96.0.14")
                 && rules.get(0).contains("10.244.1.2") && rules.get(0).contains("timeout 600s")
                 && rules.get(0).endsWith("dnat to 10.244.1.2:8080"), rules.get(0));
         assertTrue(rules.get(k).startsWith("numgen random mod " + k + " 0 ") && rules.get(k).contains("update @affinity")
                 && rules.get(k).endsWith("dnat to 10.244.1.2:8080"), rules.get(k));
+        assertTrue(rules.get(2 * k).startsWith("numgen random mod " + k + " 0 ") && !rules.get(2 * k).contains("@affinity")
+                && rules.get(2 * k).endsWith("dnat to 10.244.1.2:8080"), rules.get(2 * k));
+        String last = rules.get(3 * k - 1);
+        assertTrue(!last.contains("numgen") && !last.contains("@affinity")
+                && last.endsWith("dnat to 10.244." + (1 + (k - 1) / 250) + "." + (2 + (k - 1) % 250) + ":8080"),
+                "the last pick without remembering takes whoever is left: " + last);
     }
 
     @Test
@@ -514,7 +522,8 @@ class NftRendererTest {
             eps.add(Endpoint.ready(Inet.parse("fd00:244::" + Integer.toHexString(5 + i)), 5353, "node-b"));
         }
         Fragment f = r.service(IpFamily.V6, s6, eps, NODE);
-        assertEquals(2 * eps.size(), f.chains().get("svc-default/six/udp/53").rules().size(), "affinity checks, then the picks");
+        assertEquals(3 * eps.size(), f.chains().get("svc-default/six/udp/53").rules().size(),
+                "affinity checks, the picks, the picks without remembering");
         assertTrue(r.service(IpFamily.V4, s6, List.of(), NODE).chains().isEmpty(), "an IPv6 service has nothing in ip");
     }
 }
