@@ -88,13 +88,24 @@ class AffinityAcrossChangesKernelTest {
                 .build();
     }
 
-    @Test
-    void clientsKeepTheirEndpointWhileItStays() throws Exception {
-        ProxyConfig cfg = config();
-        try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
+    /** The sandbox's topology with a server on every endpoint of EPS. */
+    static Topology serving() throws Exception {
+        Topology topo = new Topology();
+        try {
             for (String ep : EPS) {
                 topo.serve(ep, 8080);
             }
+            return topo;
+        } catch (Exception e) {
+            topo.close(); // its namespaces go with it
+            throw e;
+        }
+    }
+
+    @Test
+    void clientsKeepTheirEndpointWhileItStays() throws Exception {
+        ProxyConfig cfg = config();
+        try (Topology topo = serving(); NftClient nft = NftClient.open(topo.node.ns())) {
             Netns clients = topo.pod(CLIENTS.toArray(new String[0]));
             Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
             syncer.sync(state(EPS), null);
@@ -140,10 +151,7 @@ class AffinityAcrossChangesKernelTest {
     @Test
     void aFullAffinitySetCostsANewClientItsStickinessNotItsConnection() throws Exception {
         ProxyConfig cfg = config();
-        try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
-            for (String ep : EPS) {
-                topo.serve(ep, 8080);
-            }
+        try (Topology topo = serving(); NftClient nft = NftClient.open(topo.node.ns())) {
             Netns clients = topo.pod(CLIENTS.get(0));
             Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
             syncer.sync(state(EPS), null);
