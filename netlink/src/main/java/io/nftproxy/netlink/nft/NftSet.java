@@ -11,9 +11,11 @@ import java.util.Objects;
  * from {@code data}. Timeouts are in milliseconds, 0 for none. With {@code counter} every element
  * carries a counter of its own (the set's NFTA_SET_EXPR), which a lookup that matches the element
  * increments: the kernel clones it into each element added without expressions of its own.
+ * {@code size} is the most elements the set may hold (NFTA_SET_DESC_SIZE), 0 for none given: the
+ * kernel then caps a set it writes itself (a dynamic set) at 65,535 and no other.
  */
 public record NftSet(Family family, String table, String name, List<DataType> key, DataType data, int flags,
-                     long timeoutMs, String comment, boolean counter) implements NftObject {
+                     long timeoutMs, String comment, boolean counter, int size) implements NftObject {
 
     public NftSet {
         Objects.requireNonNull(family, "family");
@@ -30,6 +32,14 @@ public record NftSet(Family family, String table, String name, List<DataType> ke
         if (data != null) {
             flags |= NfTablesUapi.NFT_SET_MAP;
         }
+        if (size < 0) {
+            throw new IllegalArgumentException("set " + name + ": size " + size);
+        }
+    }
+
+    public NftSet(Family family, String table, String name, List<DataType> key, DataType data, int flags,
+                  long timeoutMs, String comment, boolean counter) {
+        this(family, table, name, key, data, flags, timeoutMs, comment, counter, 0);
     }
 
     public NftSet(Family family, String table, String name, List<DataType> key, DataType data, int flags,
@@ -46,20 +56,25 @@ public record NftSet(Family family, String table, String name, List<DataType> ke
     }
 
     public NftSet withFlags(int f) {
-        return new NftSet(family, table, name, key, data, flags | f, timeoutMs, comment, counter);
+        return new NftSet(family, table, name, key, data, flags | f, timeoutMs, comment, counter, size);
     }
 
     public NftSet withTimeout(long ms) {
-        return new NftSet(family, table, name, key, data, flags, ms, comment, counter);
+        return new NftSet(family, table, name, key, data, flags, ms, comment, counter, size);
     }
 
     public NftSet withComment(String c) {
-        return new NftSet(family, table, name, key, data, flags, timeoutMs, c, counter);
+        return new NftSet(family, table, name, key, data, flags, timeoutMs, c, counter, size);
     }
 
     /** The same set with (or without) a counter in every element. */
     public NftSet withCounter(boolean on) {
-        return new NftSet(family, table, name, key, data, flags, timeoutMs, comment, on);
+        return new NftSet(family, table, name, key, data, flags, timeoutMs, comment, on, size);
+    }
+
+    /** The same set holding at most {@code n} elements. */
+    public NftSet withSize(int n) {
+        return new NftSet(family, table, name, key, data, flags, timeoutMs, comment, counter, n);
     }
 
     public boolean isMap() {

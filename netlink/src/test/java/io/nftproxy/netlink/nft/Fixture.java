@@ -42,7 +42,7 @@ public final class Fixture {
             DataType.IPV4_ADDR, DataType.INET_PROTO, DataType.INET_SERVICE);
     public final NftSet cidrs = NftSet.set(Family.IP, T, "cluster-cidrs", DataType.IPV4_ADDR).withFlags(NfTablesUapi.NFT_SET_INTERVAL);
     public final NftSet affinity = NftSet.set(Family.IP, T, "affinity-a", DataType.IPV4_ADDR)
-            .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(10_800_000);
+            .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(10_800_000).withSize(1 << 20);
     public final NftSet endpoints = NftSet.map(Family.IP, T, "endpoints", DataType.IPV4_ADDR, DataType.INET_SERVICE);
     public final NftSet marks = NftSet.map(Family.IP, T, "marks", DataType.MARK, DataType.IPV4_ADDR);
     public final NftSet v6svc = NftSet.map(Family.IP6, T, "services6", DataType.VERDICT,

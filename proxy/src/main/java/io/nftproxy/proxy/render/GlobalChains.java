@@ -127,6 +127,7 @@ final class GlobalChains extends RenderPart {
         // connections. (A bitwise XOR of the two registers says the same from Linux 6.13, but nft
         // 1.0.6, Debian 12's, aborts listing a rule that has one: "BUG: invalid bitwise operation 5".)
         b.set(NftSet.set(nf, t, HAIRPIN, a, a).withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(HAIRPIN_TIMEOUT_MS)
+                .withSize(KERNEL_WRITTEN_SET_SIZE)
                 .withComment("source . source of new service connections, written by the kernel: hairpin checks"));
         b.unmanaged.add(HAIRPIN);
         if (config.serviceCounters()) {
@@ -140,7 +141,7 @@ final class GlobalChains extends RenderPart {
         // protocol is left out: a TCP and a UDP port of one service sharing an endpoint share
         // the client's memory of it, which sends the client to the same pod either way.
         b.set(NftSet.set(nf, t, AFFINITY, a, a, DataType.INET_SERVICE, a, DataType.INET_SERVICE)
-                .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(AFFINITY_DEFAULT_MS)
+                .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(AFFINITY_DEFAULT_MS).withSize(KERNEL_WRITTEN_SET_SIZE)
                 .withComment("client . service IP . port . endpoint . port: ClientIP session affinity"));
         b.unmanaged.add(AFFINITY);
         b.set(NftSet.set(nf, t, NODEPORT_ADDRS, a).withFlags(NfTablesUapi.NFT_SET_INTERVAL)

@@ -177,6 +177,15 @@ public final class NftRenderer {
 
     /** kube-proxy's default affinity timeout; every entry is written with its own service's. */
     static final long AFFINITY_DEFAULT_MS = 10_800_000L;
+    /**
+     * The most entries a set the kernel writes (affinity, hairpin) may hold. Without one given the
+     * kernel caps such a set at 65,535, and a refused update ends its rule: the one affinity set
+     * of a table (every sticky service's clients, each entry living for its timeout, three hours
+     * by default) reached that in a large cluster. A size costs nothing up front (measured:
+     * twenty such sets of 1,048,576 left the kernel's vmalloc use as it was); entries take kernel
+     * memory only as traffic adds them, about 100 bytes each.
+     */
+    static final int KERNEL_WRITTEN_SET_SIZE = 1 << 20;
     /** How long the kernel keeps a source in the {@link #HAIRPIN} set after its last new service connection. */
     static final long HAIRPIN_TIMEOUT_MS = 1_000L;
 

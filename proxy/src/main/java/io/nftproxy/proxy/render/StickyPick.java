@@ -152,12 +152,14 @@ final class StickyPick extends RenderPart {
                     .withComment(whose("IP ports") + " with ClientIP affinity of " + timeoutSeconds + " s"));
             b.set(NftSet.set(nf, t, affinity(), a, a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK)
                     .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(NftRenderer.AFFINITY_DEFAULT_MS)
+                    .withSize(NftRenderer.KERNEL_WRITTEN_SET_SIZE)
                     .withComment("client . IP port . index: ClientIP affinity"));
         } else {
             b.set(NftSet.set(nf, t, members(), DataType.INET_PROTO, DataType.INET_SERVICE)
                     .withComment(whose("NodePorts") + " with ClientIP affinity of " + timeoutSeconds + " s"));
             b.set(NftSet.set(nf, t, affinity(), a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK)
                     .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(NftRenderer.AFFINITY_DEFAULT_MS)
+                    .withSize(NftRenderer.KERNEL_WRITTEN_SET_SIZE)
                     .withComment("client . NodePort . index: ClientIP affinity"));
         }
         b.unmanaged.add(affinity());

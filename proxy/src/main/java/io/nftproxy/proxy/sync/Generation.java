@@ -98,7 +98,7 @@ public record Generation(int number) {
         }
         if (o instanceof NftSet s) {
             return new NftSet(s.family(), s.table(), set(s.name()), s.key(), s.data(), s.flags(), s.timeoutMs(),
-                    s.comment(), s.counter());
+                    s.comment(), s.counter(), s.size());
         }
         if (o instanceof Elements e) {
             return new Elements(e.family(), e.table(), set(e.set()), elements(e.elements()));

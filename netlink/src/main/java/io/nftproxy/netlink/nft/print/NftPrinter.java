@@ -125,6 +125,9 @@ public final class NftPrinter {
             type.append(" : ").append(s.data().name());
         }
         lines.add(type.toString());
+        if (s.size() > 0) {
+            lines.add("size " + s.size());
+        }
         List<String> flags = new ArrayList<>();
         if (s.has(NfTablesUapi.NFT_SET_CONSTANT)) {
             flags.add("constant");

@@ -271,17 +271,22 @@ public final class NftCodec {
                 w.putBe64(NFTA_SET_TIMEOUT, s.timeoutMs());
             }
             w.putBe32(NFTA_SET_ID, seq);
-            if (s.rangeConcat()) {
-                // Interval sets of concatenations (pipapo) need the field lengths; nft sends them
-                // only there, and the kernel then requires NFT_SET_CONCAT in the flags.
+            if (s.size() > 0 || s.rangeConcat()) {
                 int desc = w.beginNested(NFTA_SET_DESC);
-                int concat = w.beginNested(NFTA_SET_DESC_CONCAT);
-                for (DataType f : s.key()) {
-                    int elem = w.beginNested(NFTA_LIST_ELEM);
-                    w.putBe32(NFTA_SET_FIELD_LEN, f.length());
-                    w.endNested(elem);
+                if (s.size() > 0) {
+                    w.putBe32(NFTA_SET_DESC_SIZE, s.size());
                 }
-                w.endNested(concat);
+                if (s.rangeConcat()) {
+                    // Interval sets of concatenations (pipapo) need the field lengths; nft sends
+                    // them only there, and the kernel then requires NFT_SET_CONCAT in the flags.
+                    int concat = w.beginNested(NFTA_SET_DESC_CONCAT);
+                    for (DataType f : s.key()) {
+                        int elem = w.beginNested(NFTA_LIST_ELEM);
+                        w.putBe32(NFTA_SET_FIELD_LEN, f.length());
+                        w.endNested(elem);
+                    }
+                    w.endNested(concat);
+                }
                 w.endNested(desc);
             }
             w.putBytes(NFTA_SET_USERDATA, setUdata(s));
@@ -313,7 +318,8 @@ public final class NftCodec {
         int flags = a.be32(NFTA_SET_FLAGS, 0) & ~(NFT_SET_CONCAT | NFT_SET_EXPR);
         return new NftSet(Family.of(m.nfFamily()), a.string(NFTA_SET_TABLE), a.string(NFTA_SET_NAME), key, data,
                 flags, a.be64(NFTA_SET_TIMEOUT, 0), udataString(a.bytes(NFTA_SET_USERDATA), NFTNL_UDATA_SET_COMMENT),
-                hasCounter(a.nested(NFTA_SET_EXPR), a.nested(NFTA_SET_EXPRESSIONS)));
+                hasCounter(a.nested(NFTA_SET_EXPR), a.nested(NFTA_SET_EXPRESSIONS)),
+                a.has(NFTA_SET_DESC) ? a.nested(NFTA_SET_DESC).be32(NFTA_SET_DESC_SIZE, 0) : 0);
     }
 
     /** Whether a set's (or element's) expressions, one or a list, include a counter. */

@@ -106,8 +106,9 @@ class NftWrittenDecodeKernelTest {
                     tc.chains());
 
             NftSet s = NftSet.set(Family.IP, "w", "s", DataType.IPV4_ADDR);
+            // A set the kernel writes, declared without a size: the kernel gives it 65,535.
             NftSet aff = NftSet.set(Family.IP, "w", "aff", DataType.IPV4_ADDR).withFlags(NfTablesUapi.NFT_SET_EVAL)
-                    .withTimeout(10_800_000);
+                    .withTimeout(10_800_000).withSize(65_535);
             NftSet m = NftSet.map(Family.IP, "w", "m", DataType.VERDICT, DataType.IPV4_ADDR, DataType.INET_PROTO,
                     DataType.INET_SERVICE);
             NftSet dm = NftSet.map(Family.IP, "w", "dm", DataType.IPV4_ADDR, DataType.INET_SERVICE);
