@@ -122,7 +122,6 @@ final class RuleParts {
         return n;
     }
 
-    /** {@code ip saddr . ip daddr}. */
     /**
      * Whether the packet's source is its destination: {@code update @set { ip saddr . ip saddr }
      * ip saddr . ip daddr @set}. The set, written by the kernel, holds only pairs of equal

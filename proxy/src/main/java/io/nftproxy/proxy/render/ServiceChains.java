@@ -143,6 +143,22 @@ final class ServiceChains extends RenderPart {
                 rules.add(b.rule(chain, r));
             }
         }
+        picks(svc, chain, eps, vip, affinity ? timeoutMs : 0, rules);
+        if (affinity) {
+            // Reached only when the kernel refused to remember the client (a full affinity set):
+            // the same choice without remembering, so that a full set costs new clients their
+            // stickiness, not their connection.
+            picks(svc, chain, eps, vip, 0, rules);
+        }
+        return rules;
+    }
+
+    /**
+     * The random pick among k endpoints in k rules, each remembering its endpoint for
+     * {@code rememberMs} when that is not 0.
+     */
+    private void picks(ServicePort svc, String chain, List<Endpoint> eps, InetAddress vip, long rememberMs,
+                       List<Rule> rules) {
         int k = eps.size();
         for (int i = 0; i < k; i++) {
             Endpoint e = eps.get(i);
@@ -150,30 +166,13 @@ final class ServiceChains extends RenderPart {
             if (i < k - 1) {
                 r.addAll(RuleParts.oneIn(k - i));
             }
-            if (affinity) {
-                r.addAll(RuleParts.remember(p.affinityKey(vip, svc.port(), e.address(), e.port()),
-                        AFFINITY, timeoutMs));
+            if (rememberMs > 0) {
+                r.addAll(RuleParts.remember(p.affinityKey(vip, svc.port(), e.address(), e.port()), AFFINITY, rememberMs));
             }
             r.addAll(count(vip, svc, e));
             r.addAll(p.dnat(svc.protocol(), e.address(), e.port()));
             rules.add(b.rule(chain, r));
         }
-        if (affinity) {
-            // Reached only when the kernel refused to remember the client (the affinity set is
-            // capped at 65,535 entries): the same choice without remembering, so that a full set
-            // costs new clients their stickiness, not their connection.
-            for (int i = 0; i < k; i++) {
-                Endpoint e = eps.get(i);
-                List<Expr> r = new ArrayList<>();
-                if (i < k - 1) {
-                    r.addAll(RuleParts.oneIn(k - i));
-                }
-                r.addAll(count(vip, svc, e));
-                r.addAll(p.dnat(svc.protocol(), e.address(), e.port()));
-                rules.add(b.rule(chain, r));
-            }
-        }
-        return rules;
     }
 
     /**

@@ -199,8 +199,8 @@ final class StickyPick extends RenderPart {
         for (int i = 0; i < hi; i++) {
             b.element(slots(hi), SetElement.of(Bytes.host32(i), Verdict.goTo(slot(hi, i))));
             List<Expr> remember = RuleParts.remember(clientKey(i), affinity(), timeoutSeconds * 1000L);
-            // Remember, then DNAT, in two rules: the kernel caps the affinity set at 65,535
-            // entries and a refused update ends its rule, so a full set costs a new client its
+            // Remember, then DNAT, in two rules: a refused update (a full affinity set, at
+            // NftRenderer.KERNEL_WRITTEN_SET_SIZE) ends its rule, so a full set costs a new client its
             // stickiness, not its connection (in one rule, it was left without DNAT: refused).
             // Still one lookup of the endpoint map per slot chain: the kernel checks each element
             // added to a map against every rule that looks it up.
