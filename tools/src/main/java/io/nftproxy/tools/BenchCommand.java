@@ -19,7 +19,6 @@ import java.util.function.ObjIntConsumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import io.nftproxy.proxy.cli.Main;
 import io.nftproxy.proxy.config.Durations;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.CommitStats;
@@ -47,6 +46,7 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.model.VersionedMap;
+import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.sync.SyncResult;
 import io.nftproxy.proxy.sync.Generation;
@@ -288,7 +288,7 @@ final class BenchCommand implements Callable<Integer> {
                 String ns = nsName + "-p";
                 exec("ip", "netns", "add", ns);
                 try {
-                    ProcessDaemonBench.Figures f = ProcessDaemonBench.run(daemonJvm(daemonHeap), List.of("--hostname-override",
+                    ProcessDaemonBench.Figures f = ProcessDaemonBench.run(launcher(daemonHeap), List.of("--hostname-override",
                             "node-a", "--cluster-cidr", "10.128.0.0/9", "--service-cidr", "10.96.0.0/12", "--node-ip",
                             "192.168.50.2"), state, ns, daemonChanges);
                     System.out.printf("          daemon process, -Xmx%s, watched directory of %d files: start to first full sync"
@@ -314,7 +314,7 @@ final class BenchCommand implements Callable<Integer> {
                 }
             }
             if (apiServer) {
-                ApiServerBench.Figures f = ApiServerBench.run(state, image, daemonJvm("768m"));
+                ApiServerBench.Figures f = ApiServerBench.run(state, image, launcher("768m"));
                 System.out.printf("          kube-proxy's command line, API server at an address: start to /healthz 200:%s"
                                 + " process %.0f ms%s; JSON lists (%d services, %d slices) %.1f MB, decoded in %.0f ms%n",
                         image == null ? "" : String.format(" image %s %.0f ms (ratio %.2f),", image, f.containerNanos() / 1e6,
@@ -442,41 +442,45 @@ final class BenchCommand implements Callable<Integer> {
         String other = ours + "-once";
         try {
             // Files of up to 5,000 services (about 6 MB): one file per namespace-sized group, as
-            // large clusters' manifests come, and within the 64 MiB limit on one file. With a heap
-            // limit, one file of them all: the one-shot must not need more than the daemon.
-            int perFile = runOnceHeap == null ? 5000 : Integer.MAX_VALUE;
+            // large clusters' manifests come. With a heap limit, files as large as the reader
+            // takes (all 30k in one): the one-shot must not need more than the daemon. A file past
+            // the reader's limit would be refused, and the run would time nothing.
+            boolean large = runOnceHeap != null;
+            long fileLimit = ManifestSource.MAX_FILE_BYTES * 3 / 4;
             StringBuilder sb = new StringBuilder();
             long bytes = 0;
             int i = 0;
+            int files = 0;
             for (ServicePort svc : state.services().values()) {
                 BenchYaml.append(sb, svc, state.endpointsOf(svc.id()), "-x");
-                if (++i % perFile == 0 || i == state.services().size()) {
-                    Files.writeString(dir.resolve(String.format("services-%03d.yaml", i / perFile)), sb);
+                if (++i == state.services().size() || (large ? sb.length() >= fileLimit : i % 5000 == 0)) {
+                    Files.writeString(dir.resolve(String.format("services-%03d.yaml", files++)), sb);
                     bytes += sb.length();
                     sb.setLength(0);
                 }
             }
             exec("ip", "netns", "add", other);
-            List<String> cmd = new ArrayList<>(freshJvm());
-            if (runOnceHeap != null) {
-                // As bin/nftproxy under an operator's heap limit: the collector sizes the young generation.
-                cmd.remove(BOUNDED_YOUNG);
-                cmd.remove(FULL_INITIAL_HEAP);
-                cmd.addAll(1, List.of("-Xmx" + runOnceHeap, "-XX:+ExitOnOutOfMemoryError"));
-            }
+            List<String> cmd = launcher(runOnceHeap);
             cmd.addAll(List.of("run", "--manifests", dir.toString(), "--netns", other, "--once",
                     "--hostname-override", "node-a", "--cluster-cidr", "10.128.0.0/9", "--service-cidr", "10.96.0.0/12",
                     "--node-ip", "192.168.50.2"));
             exec("sync"); // the files written back before the clock starts, not beside the process timed
             long t0 = System.nanoTime();
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            Path log = Files.createTempFile("nftproxy-bench-once", ".log");
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
             long peak = 0;
             while (!p.waitFor(5, TimeUnit.MILLISECONDS)) {
                 peak = Math.max(peak, DaemonBench.status(p.pid(), "VmHWM:"));
             }
             long took = System.nanoTime() - t0;
+            List<String> out = Files.readAllLines(log);
+            Files.delete(log);
+            if (p.exitValue() != 0) {
+                throw new IllegalStateException("run --once exited " + p.exitValue() + ": "
+                        + String.join(" | ", out.subList(Math.max(0, out.size() - 3), out.size())));
+            }
             System.out.printf("          run --manifests (%.1f MB of YAML in %s) --once, fresh JVM%s: %.0f ms wall, peak RSS >= %d MB, exit %d%n",
-                    bytes / 1e6, perFile == Integer.MAX_VALUE ? "one file" : "files of 5,000 services",
+                    bytes / 1e6, files == 1 ? "one file" : large ? files + " files" : "files of 5,000 services",
                     runOnceHeap == null ? "" : " -Xmx" + runOnceHeap, took / 1e6, peak >> 20, p.exitValue());
         } finally {
             deleteNetns(other);
@@ -495,51 +499,28 @@ final class BenchCommand implements Callable<Integer> {
         return named != null ? Path.of(named) : Path.of(BenchCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath());
     }
 
-    /** The young generation's bound bin/nftproxy gives a one-shot without a heap limit. */
-    private static final String BOUNDED_YOUNG = "-XX:MaxNewSize=128m";
-    /** And the heap's initial size it gives it: the maximum's (a quarter of the memory). */
-    private static final String FULL_INITIAL_HEAP = "-XX:InitialRAMPercentage=25";
-
-    /** This JVM's java and the product jar, with the options bin/nftproxy gives {@code run --once}. */
-    static List<String> freshJvm() {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        Path jar = productJar();
-        List<String> cmd = new ArrayList<>(List.of(java));
-        Path jsa = jar.resolveSibling("nftproxy.jsa");
-        if (Files.isRegularFile(jar) && Files.isRegularFile(jsa)) {
-            cmd.addAll(List.of("-XX:SharedArchiveFile=" + jsa, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"));
+    /**
+     * The command that starts the product as a node starts it: the launcher of the product jar's
+     * tree ({@code bin/nftproxy}, or the one {@code -Dnftproxy.launcher} names), told the jar,
+     * this JVM's Java and the heap limit ({@code null}: none), so that the JVM options measured are
+     * the ones the launcher chooses for the command that follows. {@code env} and the launcher
+     * both exec, so the process started is the product's JVM itself.
+     */
+    static List<String> launcher(String heap) {
+        if (System.getProperty("nftproxy.jar") == null) {
+            throw new IllegalStateException("the product jar is not named: start the bench with -Dnftproxy.jar=JAR"
+                    + " (bin/nftproxy bench does)");
         }
-        cmd.add("-XX:+UseParallelGC");
-        if (transparentHugePagesOnRequest()) {
-            cmd.add("-XX:+UseTransparentHugePages");
+        Path jar = productJar().toAbsolutePath();
+        String named = System.getProperty("nftproxy.launcher");
+        Path root = jar.getParent() == null || jar.getParent().getParent() == null ? null : jar.getParent().getParent().getParent();
+        Path launcher = named != null ? Path.of(named) : root == null ? null : root.resolve("bin/nftproxy");
+        if (launcher == null || !Files.isExecutable(launcher)) {
+            throw new IllegalStateException("no launcher " + (launcher == null ? "" : "at " + launcher + " ")
+                    + "for the product jar " + jar + ": name it with -Dnftproxy.launcher=PATH");
         }
-        cmd.add(BOUNDED_YOUNG);
-        cmd.add(FULL_INITIAL_HEAP);
-        cmd.addAll(List.of("-cp", jar.toString(), Main.class.getName()));
-        return cmd;
-    }
-
-    /** Whether the kernel gives transparent huge pages to who asks (madvise), as bin/nftproxy checks. */
-    private static boolean transparentHugePagesOnRequest() {
-        try {
-            return Files.readString(Path.of("/sys/kernel/mm/transparent_hugepage/enabled")).contains("[madvise]");
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    /** This JVM's java and the product jar, with the options bin/nftproxy gives the daemon, and a heap limit. */
-    static List<String> daemonJvm(String heap) {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        Path jar = productJar();
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+ExitOnOutOfMemoryError",
-                "-XX:G1PeriodicGCInterval=15000", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30"));
-        Path jsa = jar.resolveSibling("nftproxy.jsa");
-        if (Files.isRegularFile(jar) && Files.isRegularFile(jsa)) {
-            cmd.addAll(List.of("-XX:SharedArchiveFile=" + jsa, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"));
-        }
-        cmd.addAll(List.of("-cp", jar.toString(), Main.class.getName()));
-        return cmd;
+        return new ArrayList<>(List.of("env", "NFTPROXY_JAR=" + jar, "JAVA_HOME=" + System.getProperty("java.home"),
+                "NFTPROXY_JAVA_OPTS=" + (heap == null ? "" : "-Xmx" + heap), launcher.toString()));
     }
 
     private void compare(ProxyState state, String ours, long oursNanos) throws Exception {

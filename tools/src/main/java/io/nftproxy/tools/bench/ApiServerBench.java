@@ -56,9 +56,10 @@ public final class ApiServerBench {
 
     /**
      * @param image     nftproxy's image (podman), or null to time the process only
-     * @param processJvm the JVM command line that runs the product jar's main (its arguments follow)
+     * @param launcher  the command that starts the product (the launcher, told the heap limit), up to
+     *                  its subcommand
      */
-    public static Figures run(ProxyState state, String image, List<String> processJvm) throws Exception {
+    public static Figures run(ProxyState state, String image, List<String> launcher) throws Exception {
         MOCK_LOG.setLevel(Level.WARNING);
         String ns = "nftproxy-bench-api-" + ProcessHandle.current().pid();
         String hostDev = "nfpa" + (ProcessHandle.current().pid() % 100000);
@@ -156,7 +157,7 @@ public final class ApiServerBench {
             }
 
             List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns));
-            cmd.addAll(processJvm);
+            cmd.addAll(launcher);
             cmd.addAll(List.of("kube-proxy", "--config=" + dir.resolve("process.conf"), "--hostname-override=node-a"));
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(dir.resolve("process.log").toFile());

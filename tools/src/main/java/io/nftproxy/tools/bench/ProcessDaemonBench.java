@@ -41,7 +41,10 @@ import io.nftproxy.proxy.render.NftRenderer;
  */
 public final class ProcessDaemonBench {
     private static final Duration DEADLINE = Duration.ofMinutes(5);
-    private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
+    /** A generation's line of {@code jcmd GC.heap_info}, whichever the collector (G1 has one for the heap). */
+    private static final Pattern HEAP_USED = Pattern.compile(
+            "^\\s*(?:PSYoungGen|ParOldGen|garbage-first heap|def new generation|tenured generation)\\s+total \\d+K, used (\\d+)K",
+            Pattern.MULTILINE);
 
     /** Start to first full sync, sorted change latencies, heap after GC (-1: unknown), RSS, peak RSS. */
     public record Figures(long startNanos, long[] latencies, long heapBytes, long rssBytes, long peakRssBytes) {
@@ -54,10 +57,10 @@ public final class ProcessDaemonBench {
     }
 
     /**
-     * @param jvm the java command and options to start the daemon with (the heap limit among them)
-     *            up to and including the main class
+     * @param launcher the command that starts the product (the launcher, told the heap limit), up to
+     *            its subcommand
      */
-    public static Figures run(List<String> jvm, List<String> proxyFlags, ProxyState state, String netns, int changes)
+    public static Figures run(List<String> launcher, List<String> proxyFlags, ProxyState state, String netns, int changes)
             throws Exception {
         Path dir = Files.createTempDirectory("nftproxy-bench-process");
         List<ServicePort> svcs = new ArrayList<>(state.services().values());
@@ -67,7 +70,7 @@ public final class ProcessDaemonBench {
             for (ServicePort svc : svcs) {
                 DaemonBench.write(dir, svc, eps.get(svc.id()));
             }
-            List<String> cmd = new ArrayList<>(jvm);
+            List<String> cmd = new ArrayList<>(launcher);
             cmd.addAll(List.of("run", "--manifests", dir.toString(), "--netns", netns, "--min-sync-period", "0",
                     "--metrics-bind-address=", "--healthz-bind-address="));
             cmd.addAll(proxyFlags);
@@ -90,7 +93,7 @@ public final class ProcessDaemonBench {
                 }
             }
             Arrays.sort(lat);
-            long heap = heapAfterGc(jvm.get(0), p.pid());
+            long heap = heapAfterGc(p.pid());
             long rss = DaemonBench.status(p.pid(), "VmRSS:");
             long peak = DaemonBench.status(p.pid(), "VmHWM:");
             if (!p.isAlive()) {
@@ -131,15 +134,19 @@ public final class ProcessDaemonBench {
     }
 
     /** The daemon's heap in use after a full collection, asked with jcmd; -1 when there is no jcmd. */
-    private static long heapAfterGc(String java, long pid) {
-        Path jcmd = Path.of(java).resolveSibling("jcmd");
+    private static long heapAfterGc(long pid) {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
         if (!Files.isExecutable(jcmd)) {
             return -1;
         }
         try {
             exec(jcmd.toString(), Long.toString(pid), "GC.run");
             Matcher m = HEAP_USED.matcher(exec(jcmd.toString(), Long.toString(pid), "GC.heap_info"));
-            return m.find() ? Long.parseLong(m.group(1)) * 1024 : -1;
+            long used = -1;
+            while (m.find()) {
+                used = Math.max(used, 0) + Long.parseLong(m.group(1)) * 1024;
+            }
+            return used;
         } catch (IOException e) {
             return -1;
         } catch (InterruptedException e) {
