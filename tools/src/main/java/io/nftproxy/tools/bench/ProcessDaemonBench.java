@@ -58,7 +58,7 @@ public final class ProcessDaemonBench {
 
     /**
      * @param launcher the command that starts the product (the launcher, told the heap limit), up to
-     *            its subcommand
+     *                 its subcommand
      */
     public static Figures run(List<String> launcher, List<String> proxyFlags, ProxyState state, String netns, int changes)
             throws Exception {
