@@ -140,6 +140,18 @@ final class Launch {
                             + " rules, " + r.elements() + " set elements into "
                             + (iptables ? "iptables chains KUBE-*" : "table " + cfg.table())
                             + (netns == null ? "" : " in namespace " + netns));
+                    // A file refused whole has no last good content in a one-shot: the others are
+                    // synced, as always, but what that file held (if a run before programmed it)
+                    // is gone from the kernel, which a script must hear of.
+                    int unusable = source.unusable();
+                    if (unusable > 0) {
+                        boolean one = unusable == 1;
+                        System.err.println("nftproxy: " + unusable + (one ? " file" : " files") + " of " + source.where()
+                                + " could not be used: the sync " + (dryRun ? "would go" : "went") + " on without "
+                                + (one ? "it, and none of its services " : "them, and none of their services ")
+                                + (dryRun ? "would be" : one ? "is" : "are") + " in the kernel");
+                        return 1;
+                    }
                     return 0;
                 }
             }

@@ -110,6 +110,11 @@ public final class ManifestSource implements Source {
         return "manifests in " + dir;
     }
 
+    @Override
+    public int unusable() {
+        return (int) files.values().stream().filter(f -> f.error() != null).count();
+    }
+
     /** How many times a file's content was read (a rescan reads only files whose size or time changed). */
     public long filesRead() {
         return filesRead.get();

@@ -15,6 +15,14 @@ public interface Source extends AutoCloseable {
     /** Where the objects come from, for log lines ("manifests in DIR", "API server URL"). */
     String where();
 
+    /**
+     * How many parts of the source the last listing could not use at all: manifest files
+     * refused whole (unreadable, past the size limit, not YAML), whose objects nobody knows.
+     */
+    default int unusable() {
+        return 0;
+    }
+
     @Override
     void close();
 }

@@ -75,6 +75,31 @@ class CliKernelTest {
         }
     }
 
+    /** A file a one-shot cannot use at all: the others are synced, and the exit status says what is missing. */
+    @Test
+    void aFileRefusedWholeEndsTheOneShotWithOne(@TempDir Path dir) throws Exception {
+        try (TestNetns ns = TestNetns.create("nftp-refused")) {
+            new Manifests().service("web", "10.96.0.10", "[{name: http, port: 80}]")
+                    .slice("web", "a", "IPv4", "[{name: http, port: 8080, protocol: TCP}]", "10.244.1.2@n1")
+                    .write(dir, "web.yaml");
+            String[] once = {"run", "--manifests", dir.toString(), "--netns", ns.name(), "--once", "--hostname-override", "n"};
+            ProxyRun.Result first = ProxyRun.cli(once);
+            assertEquals(0, first.exit(), first.err());
+            new Manifests().service("api", "10.96.0.11", "[{name: http, port: 80}]")
+                    .slice("api", "a", "IPv4", "[{name: http, port: 8080, protocol: TCP}]", "10.244.1.3@n1")
+                    .write(dir, "api.yaml");
+            Files.writeString(dir.resolve("web.yaml"), "kind: Service\nmetadata: {name: web\n");
+
+            ProxyRun.Result refused = ProxyRun.cli(once);
+            assertEquals(1, refused.exit(), refused.err());
+            assertTrue(refused.err().contains("file web.yaml: does not parse")
+                    && refused.err().contains("1 file of manifests in " + dir + " could not be used"), refused.err());
+            String rules = ns.exec("nft", "list", "ruleset");
+            assertTrue(rules.contains("10.244.1.3 . 8080"), "the other file was synced: " + rules);
+            assertFalse(rules.contains("10.244.1.2"), "what the refused file held is gone, as the error says: " + rules);
+        }
+    }
+
     @Test
     void clearErrors() {
         ProxyRun.Result noSource = ProxyRun.cli("run", "--once");

@@ -129,12 +129,14 @@ class SyncLoopKernelTest {
                     .service("bad-proto", "10.96.0.13", "[{name: http, port: 80, protocol: ICMP}]")
                     .write(dir, "services.yaml");
             Files.writeString(dir.resolve("broken.yaml"), "apiVersion: v1\nkind: Service\nmetadata: {name: [oops\n");
-            ProxyRun.Result r = ProxyRun.once(topo, dir);
+            // A file it cannot use at all makes the one-shot end with 1, after syncing the rest.
+            ProxyRun.Result r = ProxyRun.once(1, topo, dir);
             assertTrue(r.err().contains("Service default/bad-ip: invalid cluster IP '10.96.0.300'"), r.err());
             assertTrue(r.err().contains("Service default/bad-port: port 'http': port 70000 is out of range 1-65535"), r.err());
             assertTrue(r.err().contains("Service default/bad-proto: port 'http': unknown protocol 'ICMP'"), r.err());
             assertTrue(r.err().contains("EndpointSlice default/good-a: invalid endpoint address 'not-an-ip' (skipped)"), r.err());
             assertTrue(r.err().contains("file broken.yaml: does not parse"), r.err());
+            assertTrue(r.err().contains("1 file of manifests in " + dir + " could not be used"), r.err());
             Set<String> seen = new HashSet<>();
             for (int i = 0; i < 30; i++) {
                 Topology.Outcome o = topo.tcp(client, "10.244.2.100", "10.96.0.10", 80);
