@@ -491,30 +491,23 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /**
-     * The product jar (the one a node runs), which the launcher names with -Dnftproxy.jar; else
-     * this jar, which holds the same classes.
-     */
-    static Path productJar() {
-        String named = System.getProperty("nftproxy.jar");
-        return named != null ? Path.of(named) : Path.of(BenchCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath());
-    }
-
-    /**
      * The command that starts the product as a node starts it: the launcher of the product jar's
-     * tree ({@code bin/nftproxy}, or the one {@code -Dnftproxy.launcher} names), told the jar,
+     * tree ({@code -Dnftproxy.jar}, which bin/nftproxy sets; the launcher {@code bin/nftproxy}
+     * beside {@code proxy/target}, or the one {@code -Dnftproxy.launcher} names), told the jar,
      * this JVM's Java and the heap limit ({@code null}: none), so that the JVM options measured are
      * the ones the launcher chooses for the command that follows. {@code env} and the launcher
      * both exec, so the process started is the product's JVM itself.
      */
     static List<String> launcher(String heap) {
-        if (System.getProperty("nftproxy.jar") == null) {
+        String named = System.getProperty("nftproxy.jar");
+        if (named == null) {
             throw new IllegalStateException("the product jar is not named: start the bench with -Dnftproxy.jar=JAR"
                     + " (bin/nftproxy bench does)");
         }
-        Path jar = productJar().toAbsolutePath();
-        String named = System.getProperty("nftproxy.launcher");
-        Path root = jar.getParent() == null || jar.getParent().getParent() == null ? null : jar.getParent().getParent().getParent();
-        Path launcher = named != null ? Path.of(named) : root == null ? null : root.resolve("bin/nftproxy");
+        Path jar = Path.of(named).toAbsolutePath();
+        String given = System.getProperty("nftproxy.launcher");
+        Path module = jar.getParent() == null ? null : jar.getParent().getParent();
+        Path launcher = given != null ? Path.of(given) : module == null ? null : module.resolveSibling("bin/nftproxy");
         if (launcher == null || !Files.isExecutable(launcher)) {
             throw new IllegalStateException("no launcher " + (launcher == null ? "" : "at " + launcher + " ")
                     + "for the product jar " + jar + ": name it with -Dnftproxy.launcher=PATH");
