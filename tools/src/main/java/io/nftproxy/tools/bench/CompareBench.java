@@ -352,6 +352,6 @@ public final class CompareBench {
 
     /** A number for tables: milliseconds with sensible precision. */
     static String ms(double v) {
-        return Double.isNaN(v) ? "" : v < 10 ? String.format(Locale.ROOT, "%.2f", v) : String.format(Locale.ROOT, "%.0f", v);
+        return Double.isNaN(v) ? "" : v < 1 ? String.format(Locale.ROOT, "%.3f", v) : v < 10 ? String.format(Locale.ROOT, "%.2f", v) : String.format(Locale.ROOT, "%.0f", v);
     }
 }
