@@ -202,8 +202,19 @@ public final class ManifestSource implements Source {
     }
 
     private synchronized void logUnlogged() {
-        unlogged.forEach((f, msg) -> LOG.error("manifest {} does not parse, keeping its last good content: {}", f, msg));
+        unlogged.forEach((f, msg) -> LOG.error("manifest {} {}{}", f, msg, consequence(f)));
         unlogged.clear();
+    }
+
+    /**
+     * What a file's refusal means for what is served: its last good objects stay, or, when it
+     * has none (new, or refused since the process started), nothing of it is served, and rules a
+     * process before this one programmed from it are gone.
+     */
+    private String consequence(Path f) {
+        FileState st = files.get(f);
+        return st != null && !st.objects().isEmpty() ? ", keeping its last good content"
+                : "; it has no last good content: none of its objects is served until it is fixed";
     }
 
     /** Reads again the files named (events), whatever their stat says. */
@@ -313,7 +324,7 @@ public final class ManifestSource implements Source {
         store.reportSourceError(label(f), msg);
         if (isNew) {
             if (thread == null) {
-                LOG.error("manifest {} {}, keeping its last good content", f, msg);
+                LOG.error("manifest {} {}{}", f, msg, consequence(f));
             } else {
                 unlogged.put(f, msg);
             }

@@ -16,8 +16,12 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.Protocol;
@@ -120,6 +124,42 @@ class ManifestSourceTest {
             ProxyState s = mine.snapshot().state();
             assertEquals(Set.of(id(2)), s.services().keySet());
             assertEquals(List.of("10.244.0.2:8080"), addresses(s, 2), "its slice, labelled too, is ours");
+        }
+    }
+
+    @Test
+    void aFileRefusedAtTheFirstReadIsLoggedAsServingNothingAndLaterAsKeepingItsContent() throws Exception {
+        String broken = "kind: Service\nmetadata: {name: [broken\n";
+        Files.writeString(dir.resolve("a.yaml"), broken);
+        Files.writeString(dir.resolve("b.yaml"), service(2, "10.244.0.2"));
+        ObjectStore store = new ObjectStore("node-a");
+        Logger log = (Logger) LoggerFactory.getLogger(ManifestSource.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        log.addAppender(logged);
+        try (ManifestSource src = new ManifestSource(dir, store)) {
+            src.start(true);
+            assertEquals(Set.of(id(2)), store.snapshot().state().services().keySet(), "the other file is served");
+            assertEquals(List.of("manifest " + dir.resolve("a.yaml") + " does not parse: "),
+                    lines(logged, "a.yaml").stream().map(l -> l.substring(0, l.indexOf(": ") + 2)).toList());
+            assertTrue(lines(logged, "a.yaml").get(0).endsWith(
+                    "; it has no last good content: none of its objects is served until it is fixed"), lines(logged, "a.yaml").toString());
+
+            replace("a.yaml", service(1, "10.244.0.1"));
+            eventually(() -> store.snapshot().state().services().containsKey(id(1)), "the fixed file is served");
+            replace("a.yaml", broken);
+            eventually(() -> lines(logged, "a.yaml").size() == 2, "the second refusal is logged once the writer is done");
+            assertTrue(lines(logged, "a.yaml").get(1).endsWith(", keeping its last good content"), lines(logged, "a.yaml").toString());
+            assertEquals(List.of("10.244.0.1:8080"), addresses(store.snapshot().state(), 1));
+        } finally {
+            log.detachAppender(logged);
+        }
+    }
+
+    /** The messages logged of one file, in order. */
+    private static List<String> lines(ListAppender<ILoggingEvent> logged, String file) {
+        synchronized (logged.list) {
+            return logged.list.stream().map(ILoggingEvent::getFormattedMessage).filter(m -> m.contains(file)).toList();
         }
     }
 
