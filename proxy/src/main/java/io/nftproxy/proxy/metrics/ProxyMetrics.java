@@ -277,7 +277,7 @@ public final class ProxyMetrics implements SyncListener {
             ServicePort s = snap.state().services().get(id);
             // Only a Local policy can leave a service without local endpoints: the others need no
             // selection (at 100,000 services of which a twentieth Local, a full sync's selections
-            // here were 0.3 s of the sync thread).
+            // here were a quarter of a second of the sync thread in a profile).
             if (s == null || !(s.internalPolicyLocal() || (s.externalPolicyLocal() && s.hasExternal()))) {
                 noLocal.remove(id);
                 continue;

@@ -156,9 +156,9 @@ class ManifestSourceTest {
         }
     }
 
-    /** The messages logged of one file, in order. */
+    /** The messages logged of one file, in order (the appender appends under its own lock). */
     private static List<String> lines(ListAppender<ILoggingEvent> logged, String file) {
-        synchronized (logged.list) {
+        synchronized (logged) {
             return logged.list.stream().map(ILoggingEvent::getFormattedMessage).filter(m -> m.contains(file)).toList();
         }
     }
