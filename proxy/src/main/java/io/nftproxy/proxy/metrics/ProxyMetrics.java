@@ -288,7 +288,7 @@ public final class ProxyMetrics implements SyncListener {
         }
     }
 
-    /** Whether a service port (null: gone) has a Local policy and no local endpoints. */
+    /** Records whether a service port (null: gone) has a Local policy and no local endpoints. */
     private void noteNoLocal(ServicePortName id, ServicePort s, ProxyState state) {
         // Only a Local policy can leave a service without local endpoints: the others need no
         // selection (at 100,000 services of which a twentieth Local, a full sync's selections
