@@ -35,12 +35,11 @@ import io.nftproxy.proxy.sync.Syncer;
  * set; by key it grows with the keys). The elements are attributed with the state they were
  * synced from, and made monotonic by a {@link CounterLedger}.
  *
- * <p>Why a Prometheus {@link Collector} here when the rest of our metrics are Micrometer meters:
- * these series are an exporter's, read from the kernel at scrape time, and their label sets come
- * and go with services and endpoints (100,000 of them at 10,000 services). A collector writes
- * what one read found and nothing else; Micrometer would need a meter registered per series and
- * removed when its endpoint goes, each through the registry's lock, kept in step with every sync.
- * Micrometer stays for our own instruments, whose series are fixed at start-up.
+ * <p>A {@link Collector} of its own rather than the client's counters that {@code ProxyMetrics}
+ * holds: these series are an exporter's, read from the kernel at scrape time, and their label
+ * sets come and go with services and endpoints (100,000 of them at 10,000 services). A collector
+ * writes what one read found and nothing else; labelled counters would need a child per series,
+ * removed when its endpoint goes, kept in step with every sync.
  */
 public final class ServiceCounters extends Collector implements SyncListener {
     private static final Logger LOG = LoggerFactory.getLogger(ServiceCounters.class);

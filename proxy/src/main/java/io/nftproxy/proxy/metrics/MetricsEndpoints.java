@@ -2,6 +2,7 @@ package io.nftproxy.proxy.metrics;
 
 import java.io.IOException;
 import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,9 +42,7 @@ public final class MetricsEndpoints {
         Map<String, ProbeServer.Handler> routes = new LinkedHashMap<>();
         routes.put("/metrics", req -> {
             String type = TextFormat.chooseContentType(req.header("accept"));
-            StringWriter w = new StringWriter(1 << 16);
-            TextFormat.writeFormat(type, w, registry.metricFamilySamples());
-            return new Response(200, type, w.toString().getBytes(StandardCharsets.UTF_8));
+            return new Response(200, type, scrape(registry, type).getBytes(StandardCharsets.UTF_8));
         });
         routes.put("/proxyMode", req -> Response.text(200, "text/plain; charset=utf-8", mode));
         String configz = configz(mode, cfg);
@@ -52,6 +51,21 @@ public final class MetricsEndpoints {
         paths.addAll(List.of("/statusz", "/flagz"));
         routes.putAll(zpages.routes(paths));
         return routes;
+    }
+
+    /**
+     * The registry's series in the format of {@code contentType} (one of {@link TextFormat}'s),
+     * without the client's {@code _created} series: kube-proxy serves none, and a scrape of
+     * every counter and histogram twice over would only grow the text.
+     */
+    public static String scrape(CollectorRegistry registry, String contentType) {
+        StringWriter w = new StringWriter(1 << 16);
+        try {
+            TextFormat.writeFormat(contentType, w, registry.filteredMetricFamilySamples(name -> !name.endsWith("_created")));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a StringWriter does not fail
+        }
+        return w.toString();
     }
 
     /** The configuration in KubeProxyConfiguration's field names, where it has them. */

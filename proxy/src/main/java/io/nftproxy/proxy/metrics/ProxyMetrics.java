@@ -7,16 +7,15 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.DoubleSupplier;
 import java.util.function.ToIntBiFunction;
 
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Timer;
-import io.micrometer.prometheus.PrometheusConfig;
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.Counter;
+import io.prometheus.client.Gauge;
+import io.prometheus.client.Histogram;
+import io.prometheus.client.Summary;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
@@ -30,42 +29,45 @@ import io.nftproxy.proxy.topology.EndpointSelector;
 /**
  * kube-proxy's metrics under kube-proxy's names, types, labels and buckets, so dashboards and
  * alerts written for kube-proxy keep working, plus nftproxy's own (nftproxy_*).
+ *
+ * <p>Written on the Prometheus client itself (simpleclient 0.16, whose text and OpenMetrics
+ * writers serve /metrics from our probe server and whose hotspot exports give the JVM's series),
+ * not through Micrometer's facade over it: the facade was 1.2 MB of the product jar and 895
+ * classes for names this class spells out anyway, and added a {@code _max} gauge per histogram
+ * that kube-proxy does not serve.
  */
-// The simpleclient flavour of Micrometer's Prometheus registry is deprecated in favour of the 1.x
-// client; the project pins simpleclient 0.16 on purpose: its text and OpenMetrics writers serve
-// /metrics from our own probe server, and its hotspot exports give the JVM's series.
-@SuppressWarnings("deprecation")
 public final class ProxyMetrics implements SyncListener {
     /** kube-proxy's sync buckets: 1 ms doubling 15 times (to 16.4 s). */
     static final Duration[] SYNC_BUCKETS = exponential(0.001, 2, 15);
     /** kube-proxy's network programming buckets: 0, 0.25, 0.5, 1..59, 60..115 by 5, 120..300 by 30 seconds. */
     static final Duration[] PROGRAMMING_BUCKETS = programmingBuckets();
+    private static final String FAMILY = "ip_family";
 
-    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final CollectorRegistry registry = new CollectorRegistry();
     /** kube-proxy's series per IP family ({@code ip_family}: IPv4, IPv6): one sync here programs both. */
-    private final Map<IpFamily, Timer> sync = new EnumMap<>(IpFamily.class);
-    private final Map<IpFamily, Timer> fullSync = new EnumMap<>(IpFamily.class);
-    private final Map<IpFamily, Timer> partialSync = new EnumMap<>(IpFamily.class);
-    private final Map<IpFamily, Timer> programming = new EnumMap<>(IpFamily.class);
-    private final Map<IpFamily, Counter> syncFailures = new EnumMap<>(IpFamily.class);
-    private final Map<IpFamily, Timer> reconciles = new EnumMap<>(IpFamily.class);
-    private final Map<IpFamily, Counter> reconciledFlows = new EnumMap<>(IpFamily.class);
+    private final Histogram sync;
+    private final Histogram fullSync;
+    private final Histogram partialSync;
+    private final Histogram programming;
+    private final Counter syncFailures;
+    private final Histogram reconciles;
+    private final Counter reconciledFlows;
     private final Map<IpFamily, AtomicLong[]> noLocalCounts = new EnumMap<>(IpFamily.class);
-    private final Timer kernelCommit;
+    private final Histogram kernelCommit;
     private final Counter endpointChanges;
     private final Counter serviceChanges;
     private final Counter driftRepairs;
     private final Counter driftChecks;
-    private final DistributionSummary operations;
-    private final DistributionSummary bytes;
+    private final Summary operations;
+    private final Summary bytes;
     private final AtomicLong lastSyncMillis = new AtomicLong();
     private final AtomicLong lastQueuedMillis = new AtomicLong();
     private final AtomicLong chains = new AtomicLong();
     private final AtomicLong rules = new AtomicLong();
     private final AtomicLong elements = new AtomicLong();
     private final Map<ServicePortName, boolean[]> noLocal = new HashMap<>();
-    private final Map<Integer, Counter> healthz = new HashMap<>();
-    private final Map<Integer, Counter> livez = new HashMap<>();
+    private final Counter healthz;
+    private final Counter livez;
 
     /** nftables mode's metrics. */
     public ProxyMetrics(ObjectStore store) {
@@ -77,83 +79,107 @@ public final class ProxyMetrics implements SyncListener {
      * common ones, then the mode's failure counters.
      */
     public ProxyMetrics(ObjectStore store, String mode) {
+        sync = histogram("kubeproxy_sync_proxy_rules_duration_seconds", "SyncProxyRules latency in seconds", SYNC_BUCKETS,
+                FAMILY);
+        fullSync = histogram("kubeproxy_sync_full_proxy_rules_duration_seconds",
+                "SyncProxyRules latency in seconds for full resyncs", SYNC_BUCKETS, FAMILY);
+        partialSync = histogram("kubeproxy_sync_partial_proxy_rules_duration_seconds",
+                "SyncProxyRules latency in seconds for partial resyncs", SYNC_BUCKETS, FAMILY);
+        programming = histogram("kubeproxy_network_programming_duration_seconds",
+                "In Cluster Network Programming Latency in seconds", PROGRAMMING_BUCKETS, FAMILY);
+        Gauge lastSync = gauge("kubeproxy_sync_proxy_rules_last_timestamp_seconds",
+                "The last time proxy rules were successfully synced", FAMILY);
+        Gauge lastQueued = gauge("kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds",
+                "The last time a sync of proxy rules was queued", FAMILY);
+        Gauge noLocalGauge = gauge("kubeproxy_sync_proxy_rules_no_local_endpoints_total",
+                "Number of services with a Local traffic policy and no endpoints", FAMILY, "traffic_policy");
+        boolean iptables = mode.equals("iptables");
+        // Every sync of the reference backend is a full iptables-restore: no partial one can fail;
+        // in nftables mode stale chains go in the sync's own transaction, never in a cleanup of
+        // their own that could fail. Both are served, at zero, as kube-proxy serves them.
+        syncFailures = iptables
+                ? counter("kubeproxy_sync_proxy_rules_iptables_restore_failures", "Cumulative proxy iptables restore failures",
+                        FAMILY)
+                : counter("kubeproxy_sync_proxy_rules_nftables_sync_failures", "Cumulative proxy nftables sync failures", FAMILY);
+        Counter neverFailing = iptables
+                ? counter("kubeproxy_sync_proxy_rules_iptables_partial_restore_failures",
+                        "Cumulative proxy iptables partial restore failures", FAMILY)
+                : counter("kubeproxy_sync_proxy_rules_nftables_cleanup_failures", "Cumulative proxy nftables cleanup failures",
+                        FAMILY);
+        reconciles = histogram("kubeproxy_conntrack_reconciler_sync_duration_seconds",
+                "ReconcileConntrackFlowsLatency latency in seconds", SYNC_BUCKETS, FAMILY);
+        reconciledFlows = counter("kubeproxy_conntrack_reconciler_deleted_entries",
+                "Cumulative conntrack flows deleted by conntrack reconciler", FAMILY);
         for (IpFamily f : IpFamily.values()) {
             String family = family(f);
-            sync.put(f, histogram("kubeproxy.sync.proxy.rules.duration", "SyncProxyRules latency in seconds", SYNC_BUCKETS,
-                    family));
-            fullSync.put(f, histogram("kubeproxy.sync.full.proxy.rules.duration",
-                    "SyncProxyRules latency in seconds for full resyncs", SYNC_BUCKETS, family));
-            partialSync.put(f, histogram("kubeproxy.sync.partial.proxy.rules.duration",
-                    "SyncProxyRules latency in seconds for partial resyncs", SYNC_BUCKETS, family));
-            programming.put(f, histogram("kubeproxy.network.programming.duration",
-                    "In Cluster Network Programming Latency in seconds", PROGRAMMING_BUCKETS, family));
-            Gauge.builder("kubeproxy.sync.proxy.rules.last.timestamp.seconds", lastSyncMillis, v -> v.get() / 1000.0)
-                    .tag("ip_family", family).description("The last time proxy rules were successfully synced").register(registry);
-            Gauge.builder("kubeproxy.sync.proxy.rules.last.queued.timestamp.seconds", lastQueuedMillis, v -> v.get() / 1000.0)
-                    .tag("ip_family", family).description("The last time a sync of proxy rules was queued").register(registry);
+            // Every labelled series is served from the start, at zero: a dashboard's rate() sees
+            // the first increment.
+            for (Histogram h : new Histogram[] {sync, fullSync, partialSync, programming, reconciles}) {
+                h.labels(family);
+            }
+            syncFailures.labels(family);
+            neverFailing.labels(family);
+            reconciledFlows.labels(family);
+            track(lastSync, () -> lastSyncMillis.get() / 1000.0, family);
+            track(lastQueued, () -> lastQueuedMillis.get() / 1000.0, family);
             AtomicLong[] counts = {new AtomicLong(), new AtomicLong()};
             noLocalCounts.put(f, counts);
-            for (String policy : new String[] {"internal", "external"}) {
-                Gauge.builder("kubeproxy.sync.proxy.rules.no.local.endpoints.total", counts[policy.equals("internal") ? 0 : 1],
-                                AtomicLong::get).tag("ip_family", family).tag("traffic_policy", policy)
-                        .description("Number of services with a Local traffic policy and no endpoints").register(registry);
-            }
-            if (mode.equals("iptables")) {
-                syncFailures.put(f, Counter.builder("kubeproxy.sync.proxy.rules.iptables.restore.failures").tag("ip_family", family)
-                        .description("Cumulative proxy iptables restore failures").register(registry));
-                // Every sync of the reference backend is a full iptables-restore: no partial one can fail.
-                Counter.builder("kubeproxy.sync.proxy.rules.iptables.partial.restore.failures").tag("ip_family", family)
-                        .description("Cumulative proxy iptables partial restore failures").register(registry);
-            } else {
-                syncFailures.put(f, Counter.builder("kubeproxy.sync.proxy.rules.nftables.sync.failures").tag("ip_family", family)
-                        .description("Cumulative proxy nftables sync failures").register(registry));
-                // Stale chains go in the sync's own transaction here, never in a cleanup of their own that could fail.
-                Counter.builder("kubeproxy.sync.proxy.rules.nftables.cleanup.failures").tag("ip_family", family)
-                        .description("Cumulative proxy nftables cleanup failures").register(registry);
-            }
-            reconciles.put(f, histogram("kubeproxy.conntrack.reconciler.sync.duration",
-                    "ReconcileConntrackFlowsLatency latency in seconds", SYNC_BUCKETS, family));
-            reconciledFlows.put(f, Counter.builder("kubeproxy.conntrack.reconciler.deleted.entries").tag("ip_family", family)
-                    .description("Cumulative conntrack flows deleted by conntrack reconciler").register(registry));
+            track(noLocalGauge, counts[0]::get, family, "internal");
+            track(noLocalGauge, counts[1]::get, family, "external");
         }
-        kernelCommit = Timer.builder("nftproxy.kernel.commit.duration").description("Time inside the kernel per sync transaction,"
-                + " in seconds").serviceLevelObjectives(SYNC_BUCKETS).register(registry);
-        Gauge.builder("kubeproxy.sync.proxy.rules.endpoint.changes.pending", store, s -> s.pending()[1])
-                .description("Pending proxy rules Endpoint changes").register(registry);
-        Gauge.builder("kubeproxy.sync.proxy.rules.service.changes.pending", store, s -> s.pending()[0])
-                .description("Pending proxy rules Service changes").register(registry);
-        endpointChanges = Counter.builder("kubeproxy.sync.proxy.rules.endpoint.changes")
-                .description("Cumulative proxy rules Endpoint changes").register(registry);
-        serviceChanges = Counter.builder("kubeproxy.sync.proxy.rules.service.changes")
-                .description("Cumulative proxy rules Service changes").register(registry);
-        for (int code : new int[] {200, 503}) {
-            healthz.put(code, Counter.builder("kubeproxy.proxy.healthz").tag("code", Integer.toString(code))
-                    .description("Cumulative proxy healthz HTTP status").register(registry));
-            livez.put(code, Counter.builder("kubeproxy.proxy.livez").tag("code", Integer.toString(code))
-                    .description("Cumulative proxy livez HTTP status").register(registry));
+        kernelCommit = histogram("nftproxy_kernel_commit_duration_seconds",
+                "Time inside the kernel per sync transaction, in seconds", SYNC_BUCKETS);
+        track(gauge("kubeproxy_sync_proxy_rules_endpoint_changes_pending", "Pending proxy rules Endpoint changes"),
+                () -> store.pending()[1]);
+        track(gauge("kubeproxy_sync_proxy_rules_service_changes_pending", "Pending proxy rules Service changes"),
+                () -> store.pending()[0]);
+        endpointChanges = counter("kubeproxy_sync_proxy_rules_endpoint_changes", "Cumulative proxy rules Endpoint changes");
+        serviceChanges = counter("kubeproxy_sync_proxy_rules_service_changes", "Cumulative proxy rules Service changes");
+        healthz = counter("kubeproxy_proxy_healthz", "Cumulative proxy healthz HTTP status", "code");
+        livez = counter("kubeproxy_proxy_livez", "Cumulative proxy livez HTTP status", "code");
+        for (String code : new String[] {"200", "503"}) {
+            healthz.labels(code);
+            livez.labels(code);
         }
-        Gauge.builder("nftproxy.service.conflicts", store, ObjectStore::conflicts)
-                .description("Frontends (address, protocol and port, or NodePort) claimed by more than one service port")
-                .register(registry);
-        Gauge.builder("nftproxy.owned.objects", chains, AtomicLong::get).tag("kind", "chains")
-                .description("nf_tables objects nftproxy owns, both families").register(registry);
-        Gauge.builder("nftproxy.owned.objects", rules, AtomicLong::get).tag("kind", "rules")
-                .description("nf_tables objects nftproxy owns, both families").register(registry);
-        Gauge.builder("nftproxy.owned.objects", elements, AtomicLong::get).tag("kind", "set_elements")
-                .description("nf_tables objects nftproxy owns, both families").register(registry);
-        operations = DistributionSummary.builder("nftproxy.transaction.operations")
-                .description("Operations per sync transaction").register(registry);
-        bytes = DistributionSummary.builder("nftproxy.transaction.bytes").baseUnit("bytes")
-                .description("Netlink bytes per sync transaction").register(registry);
-        driftRepairs = Counter.builder("nftproxy.drift.repairs")
-                .description("Repairs committed after someone else changed our tables, one per change").register(registry);
-        driftChecks = Counter.builder("nftproxy.drift.checks")
-                .description("Re-assertions of our rules queued because someone else committed while we did").register(registry);
-        io.prometheus.client.hotspot.DefaultExports.register(registry.getPrometheusRegistry());
+        track(gauge("nftproxy_service_conflicts",
+                "Frontends (address, protocol and port, or NodePort) claimed by more than one service port"), store::conflicts);
+        Gauge owned = gauge("nftproxy_owned_objects", "nf_tables objects nftproxy owns, both families", "kind");
+        track(owned, chains::get, "chains");
+        track(owned, rules::get, "rules");
+        track(owned, elements::get, "set_elements");
+        operations = Summary.build("nftproxy_transaction_operations", "Operations per sync transaction").register(registry);
+        bytes = Summary.build("nftproxy_transaction_bytes", "Netlink bytes per sync transaction").register(registry);
+        driftRepairs = counter("nftproxy_drift_repairs", "Repairs committed after someone else changed our tables, one per change");
+        driftChecks = counter("nftproxy_drift_checks",
+                "Re-assertions of our rules queued because someone else committed while we did");
+        io.prometheus.client.hotspot.DefaultExports.register(registry);
     }
 
-    private Timer histogram(String name, String help, Duration[] buckets, String family) {
-        return Timer.builder(name).description(help).tag("ip_family", family).serviceLevelObjectives(buckets).register(registry);
+    private Histogram histogram(String name, String help, Duration[] buckets, String... labels) {
+        double[] seconds = new double[buckets.length];
+        for (int i = 0; i < buckets.length; i++) {
+            seconds[i] = buckets[i].toNanos() / 1e9;
+        }
+        return Histogram.build(name, help).labelNames(labels).buckets(seconds).register(registry);
+    }
+
+    /** A counter; the client adds {@code _total} to the name, as kube-proxy's series have it. */
+    private Counter counter(String name, String help, String... labels) {
+        return Counter.build(name, help).labelNames(labels).register(registry);
+    }
+
+    private Gauge gauge(String name, String help, String... labels) {
+        return Gauge.build(name, help).labelNames(labels).register(registry);
+    }
+
+    /** One series of {@code gauge}, read from {@code value} at each scrape. */
+    private static void track(Gauge gauge, DoubleSupplier value, String... labelValues) {
+        gauge.setChild(new Gauge.Child() {
+            @Override
+            public double get() {
+                return value.getAsDouble();
+            }
+        }, labelValues);
     }
 
     /**
@@ -162,14 +188,14 @@ public final class ProxyMetrics implements SyncListener {
      * {@code _last} (those the last sync wrote).
      */
     public void iptablesRules(ToIntBiFunction<IpFamily, String> owned, ToIntBiFunction<IpFamily, String> lastWritten) {
+        Gauge total = gauge("kubeproxy_sync_proxy_rules_iptables_total", "Total number of iptables rules owned by kube-proxy",
+                FAMILY, "table");
+        Gauge last = gauge("kubeproxy_sync_proxy_rules_iptables_last", "Number of iptables rules written by kube-proxy in last sync",
+                FAMILY, "table");
         for (IpFamily f : IpFamily.values()) {
             for (String table : new String[] {"filter", "nat"}) {
-                Gauge.builder("kubeproxy.sync.proxy.rules.iptables.total", () -> owned.applyAsInt(f, table))
-                        .tag("ip_family", family(f)).tag("table", table)
-                        .description("Total number of iptables rules owned by kube-proxy").register(registry);
-                Gauge.builder("kubeproxy.sync.proxy.rules.iptables.last", () -> lastWritten.applyAsInt(f, table))
-                        .tag("ip_family", family(f)).tag("table", table)
-                        .description("Number of iptables rules written by kube-proxy in last sync").register(registry);
+                track(total, () -> owned.applyAsInt(f, table), family(f), table);
+                track(last, () -> lastWritten.applyAsInt(f, table), family(f), table);
             }
         }
     }
@@ -181,8 +207,8 @@ public final class ProxyMetrics implements SyncListener {
 
     /** The conntrack reconciler's run for one family ({@link io.nftproxy.proxy.sync.StaleUdpFlows}). */
     public void reconciled(IpFamily f, long nanos, int deleted) {
-        reconciles.get(f).record(nanos, TimeUnit.NANOSECONDS);
-        reconciledFlows.get(f).increment(deleted);
+        reconciles.labels(family(f)).observe(nanos / 1e9);
+        reconciledFlows.labels(family(f)).inc(deleted);
     }
 
     static Duration[] exponential(double start, double factor, int count) {
@@ -212,29 +238,28 @@ public final class ProxyMetrics implements SyncListener {
         return out.toArray(new Duration[0]);
     }
 
-    public PrometheusMeterRegistry registry() {
+    /** The registry /metrics serves; the per-service counters register in it too. */
+    public CollectorRegistry registry() {
         return registry;
     }
 
     public void healthz(int code) {
-        healthz.computeIfAbsent(code, c -> Counter.builder("kubeproxy.proxy.healthz").tag("code", Integer.toString(c))
-                .register(registry)).increment();
+        healthz.labels(Integer.toString(code)).inc();
     }
 
     public void livez(int code) {
-        livez.computeIfAbsent(code, c -> Counter.builder("kubeproxy.proxy.livez").tag("code", Integer.toString(c))
-                .register(registry)).increment();
+        livez.labels(Integer.toString(code)).inc();
     }
 
     @Override
     public void checkQueued() {
-        driftChecks.increment();
+        driftChecks.inc();
     }
 
     /** One repair committed, however many foreign events led to it. */
     @Override
     public void repaired() {
-        driftRepairs.increment();
+        driftRepairs.inc();
     }
 
     @Override
@@ -245,20 +270,20 @@ public final class ProxyMetrics implements SyncListener {
     @Override
     public void synced(SyncResult r, long nanos, ObjectStore.Snapshot snap) {
         for (IpFamily f : IpFamily.values()) {
-            sync.get(f).record(nanos, TimeUnit.NANOSECONDS);
-            (r.full() ? fullSync : partialSync).get(f).record(nanos, TimeUnit.NANOSECONDS);
+            sync.labels(family(f)).observe(nanos / 1e9);
+            (r.full() ? fullSync : partialSync).labels(family(f)).observe(nanos / 1e9);
         }
-        kernelCommit.record(r.commit().kernelNanos(), TimeUnit.NANOSECONDS);
-        operations.record(r.commit().operations());
-        bytes.record(r.commit().bytes());
+        kernelCommit.observe(r.commit().kernelNanos() / 1e9);
+        operations.observe(r.commit().operations());
+        bytes.observe(r.commit().bytes());
         lastSyncMillis.set(System.currentTimeMillis());
-        serviceChanges.increment(snap.serviceChanges());
-        endpointChanges.increment(snap.endpointChanges());
+        serviceChanges.inc(snap.serviceChanges());
+        endpointChanges.inc(snap.endpointChanges());
         Instant now = Instant.now();
         for (ObjectStore.Trigger t : snap.triggerTimes()) {
             if (!t.at().isAfter(now)) {
                 for (IpFamily f : t.families()) {
-                    programming.get(f).record(Duration.between(t.at(), now));
+                    programming.labels(family(f)).observe(Duration.between(t.at(), now).toNanos() / 1e9);
                 }
             }
         }
@@ -309,6 +334,8 @@ public final class ProxyMetrics implements SyncListener {
 
     @Override
     public void failed(boolean full, Exception error) {
-        syncFailures.values().forEach(Counter::increment);
+        for (IpFamily f : IpFamily.values()) {
+            syncFailures.labels(family(f)).inc();
+        }
     }
 }

@@ -138,7 +138,7 @@ public final class ProxyServer implements AutoCloseable {
             parts.add(counterClient);
             counters = new ServiceCounters(counterClient, cfg.table(), NftRenderer.countedSets(cfg),
                     ServiceCounters.HeldElements.of((Syncer) backend));
-            counters.register(metrics.registry().getPrometheusRegistry());
+            counters.register(metrics.registry());
             listeners.add(counters);
         }
         loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.fullSyncPeriod(), SyncListener.all(listeners));
@@ -147,7 +147,7 @@ public final class ProxyServer implements AutoCloseable {
             if (metricsAt != null) {
                 String mode = backend instanceof IptablesSyncer ? "iptables" : "nftables";
                 bind("--metrics-bind-address", "FailedToStartMetricServer", metricsAt, cfg.bindHardFail(), () -> metricsServer = ProbeServer.bind("metrics",
-                        metricsAt, MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), mode, cfg, zpages), null));
+                        metricsAt, MetricsEndpoints.routes(metrics.registry(), mode, cfg, zpages), null));
             }
             if (healthAt != null) {
                 bind("--healthz-bind-address", "FailedToStartProxierHealthcheck", healthAt, cfg.bindHardFail(),

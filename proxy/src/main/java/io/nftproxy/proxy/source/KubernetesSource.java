@@ -44,6 +44,16 @@ import io.nftproxy.proxy.source.client.RateLimitedHttpClient;
  */
 public final class KubernetesSource implements Source {
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesSource.class);
+
+    static {
+        // The JDK's HTTP client retries a refused connection once on the channel it has just
+        // closed, and reports the ClosedChannelException of that retry instead of the refusal
+        // (Java 17): "failed: ClosedChannelException" instead of "Connection refused". The
+        // informers retry anyway; without the JDK's retry a failed attempt says why it failed.
+        if (System.getProperty("jdk.httpclient.disableRetryConnect") == null) {
+            System.setProperty("jdk.httpclient.disableRetryConnect", "true");
+        }
+    }
     private long resyncMillis = 15 * 60 * 1000L;
     private static final long WATCH_CHECK_MILLIS = 1000;
 
@@ -73,9 +83,20 @@ public final class KubernetesSource implements Source {
      * {@code qps} and {@code burst} (see {@link RateLimitedHttpClient#factory}).
      */
     public KubernetesSource(Config cfg, ObjectStore store, float qps, int burst) {
-        this(new KubernetesClientBuilder().withConfig(cfg)
+        this(new KubernetesClientBuilder().withConfig(withoutRequestRetries(cfg))
                 .withHttpClientFactory(RateLimitedHttpClient.factory(HttpClientUtils.getHttpClientFactory(), qps, burst))
                 .build(), true, store);
+    }
+
+    /**
+     * A failed request goes straight to the informer that made it, which says so and tries again
+     * with its own backoff, as client-go's reflectors do. fabric8 would otherwise retry every
+     * request that failed with an I/O error ten times first, over 22 s, without a word above
+     * debug level: a node whose API server is away would say nothing for that long.
+     */
+    private static Config withoutRequestRetries(Config cfg) {
+        cfg.setRequestRetryBackoffLimit(0);
+        return cfg;
     }
 
     /** Over a client the caller owns (tests use the mock server's). */

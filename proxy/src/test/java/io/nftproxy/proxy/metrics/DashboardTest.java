@@ -46,7 +46,7 @@ class DashboardTest {
         metrics.healthz(200); // labelled counters appear with their first probe, as on a running proxy
         metrics.livez(200);
         try (ProbeServer server = new ProbeServer("metrics", ProbeServer.open(new InetSocketAddress("127.0.0.1", 0)),
-                MetricsEndpoints.routes(metrics.registry().getPrometheusRegistry(), "nftables", ProxyConfig.defaults("node-a")),
+                MetricsEndpoints.routes(metrics.registry(), "nftables", ProxyConfig.defaults("node-a")),
                 null, ProbeServer.Limits.DEFAULT)) {
             HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + server.port() + "/metrics")).timeout(Duration.ofSeconds(5)).build(),

@@ -14,6 +14,8 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
+import io.prometheus.client.exporter.common.TextFormat;
+
 import io.nftproxy.netlink.nft.CommitStats;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.model.Endpoint;
@@ -49,7 +51,7 @@ class ProxyMetricsTest {
     }
 
     private double value(String series) {
-        Matcher x = Pattern.compile("(?m)^" + Pattern.quote(series) + " ([0-9.eE+-]+)$").matcher(m.registry().scrape());
+        Matcher x = Pattern.compile("(?m)^" + Pattern.quote(series) + " ([0-9.eE+-]+)$").matcher(MetricsEndpoints.scrape(m.registry(), TextFormat.CONTENT_TYPE_004));
         return x.find() ? Double.parseDouble(x.group(1)) : Double.NaN;
     }
 
@@ -110,12 +112,12 @@ class ProxyMetricsTest {
     void iptablesModeHasItsOwnFailureCounters() {
         ProxyMetrics ipt = new ProxyMetrics(new ObjectStore("node-a"), "iptables");
         ipt.failed(true, new IllegalStateException("iptables-restore exited 1"));
-        String scrape = ipt.registry().scrape();
+        String scrape = MetricsEndpoints.scrape(ipt.registry(), TextFormat.CONTENT_TYPE_004);
         assertTrue(scrape.contains("kubeproxy_sync_proxy_rules_iptables_restore_failures_total{ip_family=\"IPv4\",} 1.0"), scrape);
         assertTrue(scrape.contains("kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total{ip_family=\"IPv6\",} 0.0"));
         assertFalse(scrape.contains("nftables"), scrape);
         ipt.iptablesRules((f, table) -> f == IpFamily.V4 && table.equals("nat") ? 120 : 7, (f, table) -> 3);
-        scrape = ipt.registry().scrape();
+        scrape = MetricsEndpoints.scrape(ipt.registry(), TextFormat.CONTENT_TYPE_004);
         assertTrue(scrape.contains("kubeproxy_sync_proxy_rules_iptables_total{ip_family=\"IPv4\",table=\"nat\",} 120.0"), scrape);
         assertTrue(scrape.contains("kubeproxy_sync_proxy_rules_iptables_total{ip_family=\"IPv6\",table=\"filter\",} 7.0"), scrape);
         assertTrue(scrape.contains("kubeproxy_sync_proxy_rules_iptables_last{ip_family=\"IPv4\",table=\"filter\",} 3.0"), scrape);
