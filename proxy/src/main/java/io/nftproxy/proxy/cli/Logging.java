@@ -13,12 +13,13 @@ import ch.qos.logback.core.encoder.Encoder;
 /**
  * {@code --logging-format text|json} and {@code -v N}, as Kubernetes components take them. At the
  * default verbosity a log line is one line: text lines carry no stack trace (from -v 2 they do),
- * and the client libraries (fabric8, vert.x, netty), whose warnings about a refused connection
- * come with pages of trace, say only errors: our own line says what failed and why.
+ * and the client library (fabric8), whose warnings about a refused connection come with pages of
+ * trace, says only errors: our own line says what failed and why. At start-up logback is
+ * configured by {@link LogConfigurator}, with these defaults.
  */
 final class Logging {
-    /** The libraries behind the Kubernetes client. */
-    private static final String[] LIBRARIES = {"io.fabric8", "io.vertx", "io.netty"};
+    /** The library behind the Kubernetes client (its HTTP stack, the JDK's, does not log through slf4j). */
+    private static final String[] LIBRARIES = {"io.fabric8"};
     private static String format = "text";
     private static int verbosity;
     /** Whether the command line set them: a flag wins over the configuration file's logging section. */
@@ -85,8 +86,16 @@ final class Logging {
         apply();
     }
 
+    /** logback's start-up configuration: the defaults, before any command line is read. */
+    static synchronized void configure(LoggerContext ctx) {
+        apply(ctx);
+    }
+
     private static void apply() {
-        LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
+        apply((LoggerContext) LoggerFactory.getILoggerFactory());
+    }
+
+    private static void apply(LoggerContext ctx) {
         ctx.getLogger("io.nftproxy").setLevel(verbosity <= 1 ? Level.INFO : verbosity <= 5 ? Level.DEBUG : Level.TRACE);
         for (String lib : LIBRARIES) {
             ctx.getLogger(lib).setLevel(verbosity < 4 ? Level.ERROR : verbosity < 6 ? Level.WARN : Level.DEBUG);
