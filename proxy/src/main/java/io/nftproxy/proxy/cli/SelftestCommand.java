@@ -18,6 +18,8 @@ import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.proxy.config.KubeProxyConfigReader;
 import io.nftproxy.proxy.config.ProxyConfig;
+import io.nftproxy.proxy.metrics.MetricsEndpoints;
+import io.nftproxy.proxy.metrics.ProxyMetrics;
 import io.nftproxy.proxy.iptables.IptablesRenderer;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.IpFamily;
@@ -27,10 +29,10 @@ import io.nftproxy.proxy.source.ManifestSource;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.source.ProxySelection;
 import io.nftproxy.proxy.sync.DryRun;
-import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncLoop;
 import io.nftproxy.proxy.sync.SyncResult;
 import io.nftproxy.proxy.sync.Syncer;
+import io.prometheus.client.exporter.common.TextFormat;
 import picocli.CommandLine.Command;
 
 /**
@@ -59,12 +61,16 @@ final class SelftestCommand implements Callable<Integer> {
                 textChars.addAndGet(tx.toString().length());
             }));
             SyncResult r;
+            // kube-proxy's metrics as a daemon keeps them, and one scrape of them: the JVM's series
+            // (the management classes) and the writers load here as they do on a node.
+            ProxyMetrics metrics = new ProxyMetrics(store);
             try (ManifestSource src = new ManifestSource(dir, store);
-                 SyncLoop loop = new SyncLoop(store, syncer, cfg.minSyncPeriod(), cfg.fullSyncPeriod(), new SyncListener() {
-                 })) {
+                 SyncLoop loop = new SyncLoop(store, syncer, cfg.minSyncPeriod(), cfg.fullSyncPeriod(), metrics)) {
                 src.start(false);
                 r = loop.syncOnce(true);
             }
+            long series = MetricsEndpoints.scrape(metrics.registry(), TextFormat.CONTENT_TYPE_004).lines()
+                    .filter(l -> !l.startsWith("#")).count();
             ObjectStore.Snapshot snap = store.snapshot();
             int restoreLines = 0;
             for (IpFamily f : IpFamily.values()) {
@@ -73,14 +79,15 @@ final class SelftestCommand implements Callable<Integer> {
             String kernel = kernelSocket();
             String api = apiClientPath();
             int ports = snap.state().services().size();
-            if (ports == 0 || ops.get() == 0 || !snap.errors().isEmpty() || !r.rejectedServices().isEmpty()) {
+            if (ports == 0 || ops.get() == 0 || !snap.errors().isEmpty() || !r.rejectedServices().isEmpty() || series == 0) {
                 System.err.println("selftest: FAILED: " + ports + " service ports, " + ops.get() + " operations, errors "
-                        + snap.errors().values() + ", rejected " + r.rejectedServices());
+                        + snap.errors().values() + ", rejected " + r.rejectedServices() + ", " + series + " metric series");
                 return 1;
             }
             System.out.println("selftest: ok: " + ports + " service ports -> " + ops.get() + " nf_tables operations in "
                     + r.commit().messages() + " netlink messages (" + r.commit().bytes() + " bytes, " + textChars.get()
-                    + " chars as nft text), " + restoreLines + " lines of iptables-restore input; " + kernel + "; " + api);
+                    + " chars as nft text), " + restoreLines + " lines of iptables-restore input; " + series + " metric series; " + kernel
+                    + "; " + api);
             return 0;
         } finally {
             DemoManifests.deleteTree(dir);

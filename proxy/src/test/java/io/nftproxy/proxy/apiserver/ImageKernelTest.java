@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.apiserver;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -132,6 +133,33 @@ class ImageKernelTest {
     static String logs(String container) {
         return TestNetns.run(List.of("podman", "logs", container), null) + TestNetns.run(List.of("sh", "-c",
                 "podman logs " + container + " 2>&1 >/dev/null"), null);
+    }
+
+    /**
+     * What the image holds, asked of the image itself (its bash, the one program it has besides
+     * the JVM and iptables): the runtime jlink cut, whose archive of the product's classes maps
+     * (-Xshare:on refuses to start otherwise), iptables in both variants with Debian's default
+     * alternative, and no package manager, no nft, no perl, no coreutils.
+     */
+    @Test
+    void theImageHoldsOnlyWhatRunsOnANode() {
+        requireImage();
+        String out = TestNetns.run(List.of("podman", "--runtime", "runc", "run", "--rm", "--read-only", "--ulimit", "nofile=8192:8192",
+                "--ulimit", "nproc=4096:4096", "--entrypoint", "/bin/bash",
+                IMAGE, "-c", """
+                        for f in /usr/bin/apt /usr/bin/dpkg /usr/sbin/nft /usr/bin/perl /usr/bin/ls; do
+                          [ -e "$f" ] && echo "present: $f"
+                        done
+                        [ -x /usr/sbin/iptables-legacy-restore ] && echo legacy
+                        [ -x /usr/sbin/iptables-restore ] && echo restore
+                        while read -r line; do [[ "$line" == MODULES=* ]] && echo "$line"; done < /opt/java/release
+                        /opt/java/bin/java -Xshare:on -XX:SharedArchiveFile="$NFTPROXY_JSA" -cp "$NFTPROXY_JAR" -version 2>&1 \
+                          && echo mapped
+                        """), null);
+        assertFalse(out.contains("present:"), out);
+        assertTrue(out.contains("legacy") && out.contains("restore"), out);
+        assertTrue(out.contains("MODULES=\"java.base ") && !out.contains("java.desktop"), "a runtime cut to the product's modules: " + out);
+        assertTrue(out.contains("mapped"), "the class-data-sharing archive maps with the image's runtime: " + out);
     }
 
     /** kubeadm's file with mode: iptables: the reference backend, with the image's own iptables, NET_ADMIN only. */

@@ -138,12 +138,4 @@ class DeployManifestsTest {
         assertEquals("nftproxy", b.getSubjects().get(0).getName());
         assertEquals("nftproxy", one(DaemonSet.class).getSpec().getTemplate().getSpec().getServiceAccountName());
     }
-
-    @Test
-    void theImageIsBuiltFromDebiansPackagesWithNoNftOrIptables() throws Exception {
-        String build = Files.readString(DEPLOY.resolve("image/build"));
-        assertTrue(build.contains("mmdebstrap"));
-        assertTrue(build.contains("openjdk-17-jre-headless"));
-        assertFalse(build.contains("nftables") || build.contains("iptables,"), "no nft or iptables in the image");
-    }
 }
