@@ -28,6 +28,7 @@ import io.nftproxy.tools.bench.BenchState;
 import io.nftproxy.tools.bench.BenchYaml;
 import io.nftproxy.tools.bench.CompareBench;
 import io.nftproxy.tools.bench.DaemonBench;
+import io.nftproxy.tools.bench.FootprintBench;
 import io.nftproxy.tools.bench.KernelMemory;
 import io.nftproxy.tools.bench.KubeProxyNftLayout;
 import io.nftproxy.tools.bench.LongestCommits;
@@ -158,10 +159,32 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--no-data-plane", description = "With --compare: skip the connection latency.")
     boolean noDataPlane;
 
+    @Option(names = "--footprint", description = "What a node pays: the image's size (raw and gzipped), the product jar's,"
+            + " and for each of --services (0 too) the daemon in the image (--image) as the DaemonSet runs it (its memory"
+            + " limit and JAVA_TOOL_OPTIONS, kube-proxy's command line, an API server at an address; past "
+            + FootprintBench.API_LIMIT + " services a manifests directory): start to /healthz 200, then resident memory,"
+            + " heap, metaspace, code cache, threads, idle CPU, Native Memory Tracking's parts and the kernel's slab.")
+    boolean footprint;
+
+    @Option(names = "--settle", defaultValue = "30s", description = "With --footprint: time after the first sync before"
+            + " measuring (default: ${DEFAULT-VALUE}).")
+    String settle;
+
+    @Option(names = "--idle", defaultValue = "10s", description = "With --footprint: window the idle CPU is measured over"
+            + " (default: ${DEFAULT-VALUE}).")
+    String idle;
+
+    @Option(names = "--daemonset", paramLabel = "FILE", description = "With --footprint: the deployment whose DaemonSet's"
+            + " limit and JVM options the container gets (default: deploy/nftproxy.yaml of the tree the product jar is in).")
+    Path daemonSet;
+
     @Override
     public Integer call() throws Exception {
         if (compare || quick) {
             return compare();
+        }
+        if (footprint) {
+            return footprint();
         }
         System.out.printf("%-9s %-9s %10s %10s %10s %10s %10s %9s %9s %9s %9s %9s%n", "services", "endpoints", "full_ms",
                 "render_ms", "encode_ms", "kernel_ms", "messages", "chg_p50", "chg_p99", "chg_max", "add_p50", "add_p99");
@@ -189,6 +212,35 @@ final class BenchCommand implements Callable<Integer> {
         System.out.print(Report.markdown(bench.rows(), command));
         System.out.println("written: " + out.resolve("results.csv") + ", " + out.resolve("report.md") + ", "
                 + out.resolve("sync.png") + ", " + out.resolve("connect.png"));
+        return 0;
+    }
+
+    private int footprint() throws Exception {
+        String tag = image != null ? image : "localhost/nftproxy:0.1.0";
+        Path jar = Path.of(System.getProperty("nftproxy.jar", "proxy/target/nftproxy.jar")).toAbsolutePath();
+        Path manifests = daemonSet != null ? daemonSet : jar.getParent().getParent().resolveSibling("deploy/nftproxy.yaml");
+        FootprintBench.DaemonSet ds = FootprintBench.DaemonSet.of(manifests);
+        long[] size = FootprintBench.imageSize(tag);
+        System.out.printf("image %s: %.1f MB (gzip %.1f MB); product jar %s %.1f MiB; the DaemonSet (%s): --memory %s,"
+                        + " JAVA_TOOL_OPTIONS=%s%n", tag, size[0] / 1e6, size[1] / 1e6, jar.getFileName(), Files.size(jar) / 1048576.0,
+                manifests, ds.memoryLimit(), ds.javaToolOptions());
+        System.out.printf("%-9s %-9s %8s %8s %8s %8s %9s %9s %9s %8s %8s %8s %8s%n", "services", "endpoints", "start_s",
+                "rss_MB", "anon_MB", "file_MB", "heap_MB", "hcommit", "meta_MB", "code_MB", "threads", "idle_cpu", "slab_MB");
+        List<FootprintBench.Figures> all = new ArrayList<>();
+        for (int n : services) {
+            FootprintBench.Figures f = FootprintBench.run(BenchState.synthetic(n, endpoints, 0), tag, ds, Durations.parse(settle),
+                    Durations.parse(idle));
+            all.add(f);
+            System.out.printf("%-9d %-9d %8.2f %8.1f %8.1f %8.1f %9.1f %9.1f %9.1f %8.1f %8d %7.2f%% %8.1f%s%n", n, endpoints,
+                    f.startNanos() / 1e9, f.rss() / 1e6, f.rssAnon() / 1e6, f.rssFile() / 1e6, f.heapUsed() / 1e6,
+                    f.heapCommitted() / 1e6, f.metaspace() / 1e6, f.codeCache() / 1e6, f.threads(), f.idleCpuPercent(),
+                    f.slab() / 1e6, f.source().startsWith("API") ? "" : "  (" + f.source() + ")");
+        }
+        for (FootprintBench.Figures f : all) {
+            StringBuilder parts = new StringBuilder();
+            f.nmtCommitted().forEach((k, v) -> parts.append(String.format("%s %.1f, ", k, v / 1e6)));
+            System.out.printf("NMT committed MB at %d services: %stotal %.1f%n", f.services(), parts, f.nmtTotal() / 1e6);
+        }
         return 0;
     }
 

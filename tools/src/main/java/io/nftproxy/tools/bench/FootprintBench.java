@@ -1,0 +1,181 @@
+package io.nftproxy.tools.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+
+/**
+ * What a node pays for nftproxy, as kube-proxy's DaemonSet runs it: the image (its size, and
+ * gzipped as a registry sends it), the product jar, and the daemon in the image under podman with
+ * the DaemonSet's memory limit and JVM options (read from deploy/nftproxy.yaml), on a node whose
+ * API server at an address ({@link MockApiNode}) holds N services. Measured: the container's start
+ * to the first {@code /healthz} 200; then, after the settling time (kube-proxy's figures are read
+ * after its first sync too), the process's resident memory (anonymous and file-backed: the
+ * class-data-sharing archive and the runtime are mapped files), its CPU over an idle window, what
+ * the JVM serves on /metrics (heap used and committed, metaspace, code cache, threads), the JVM's
+ * own account of its memory (Native Memory Tracking, summary: {@code -XX:NativeMemoryTracking}
+ * added to the DaemonSet's options, read with the JDK's jcmd), and the kernel's slab grown since
+ * before the start (our tables; the container's own kernel objects too).
+ *
+ * <p>fabric8's mock API server holds up to {@value #API_LIMIT} services in reasonable time (it
+ * loads some hundred objects a second); past that the daemon reads a directory of manifests
+ * mounted into the container ({@code nftproxy run --manifests}), as the daemon figures at 100k
+ * in docs/benchmarks.md have always been taken.
+ */
+public final class FootprintBench {
+    public static final int API_LIMIT = 10_000;
+    private static final Duration DEADLINE = Duration.ofMinutes(5);
+    private static final Pattern NMT = Pattern.compile("^-\\s+(.+?) \\(reserved=(\\d+)KB, committed=(\\d+)KB\\)", Pattern.MULTILINE);
+    private static final Pattern NMT_TOTAL = Pattern.compile("^Total: reserved=(\\d+)KB, committed=(\\d+)KB", Pattern.MULTILINE);
+
+    private FootprintBench() {
+    }
+
+    /** How the DaemonSet runs the proxy's container: its memory limit and JAVA_TOOL_OPTIONS. */
+    public record DaemonSet(String memoryLimit, String javaToolOptions) {
+        /** Read from the deployment's manifests (the container named kube-proxy of the DaemonSet). */
+        @SuppressWarnings("unchecked")
+        public static DaemonSet of(Path manifests) throws IOException {
+            for (Object doc : new Load(LoadSettings.builder().build()).loadAllFromString(Files.readString(manifests))) {
+                if (!(doc instanceof Map<?, ?> m) || !"DaemonSet".equals(m.get("kind"))) {
+                    continue;
+                }
+                Map<String, Object> pod = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) m.get("spec"))
+                        .get("template")).get("spec");
+                for (Map<String, Object> c : (List<Map<String, Object>>) pod.get("containers")) {
+                    if (!"kube-proxy".equals(c.get("name"))) {
+                        continue;
+                    }
+                    String opts = "";
+                    for (Map<String, Object> e : (List<Map<String, Object>>) c.getOrDefault("env", List.of())) {
+                        if ("JAVA_TOOL_OPTIONS".equals(e.get("name"))) {
+                            opts = String.valueOf(e.get("value"));
+                        }
+                    }
+                    Map<String, Object> limits = (Map<String, Object>) ((Map<String, Object>) c.getOrDefault("resources", Map.of()))
+                            .getOrDefault("limits", Map.of());
+                    String memory = String.valueOf(limits.getOrDefault("memory", ""));
+                    // podman takes 1g where Kubernetes writes 1Gi.
+                    return new DaemonSet(memory.replaceAll("([KMGT])i$", "$1").toLowerCase(), opts);
+                }
+            }
+            throw new IOException(manifests + " has no DaemonSet with a container named kube-proxy");
+        }
+    }
+
+    /** What one size measured; sizes in bytes, -1 where a figure could not be read. */
+    public record Figures(int services, String source, long startNanos, long rss, long rssAnon, long rssFile, long heapUsed,
+                          long heapCommitted, long metaspace, long codeCache, int threads, double idleCpuPercent, long slab,
+                          Map<String, Long> nmtCommitted, long nmtTotal) {
+    }
+
+    /**
+     * The daemon in {@code image} holding {@code state}: started as the DaemonSet starts it,
+     * measured {@code settle} after its first sync, its CPU over {@code idle}.
+     */
+    public static Figures run(ProxyState state, String image, DaemonSet ds, Duration settle, Duration idle) throws Exception {
+        int n = state.services().size();
+        boolean viaApi = n <= API_LIMIT;
+        try (MockApiNode node = MockApiNode.start()) {
+            String name = "nftproxy-footprint-" + ProcessHandle.current().pid();
+            List<String> extra = new ArrayList<>(List.of("--memory", ds.memoryLimit(), "-e",
+                    "JAVA_TOOL_OPTIONS=" + ds.javaToolOptions() + " -XX:NativeMemoryTracking=summary"));
+            List<String> args;
+            if (viaApi) {
+                args = List.of("--config=/var/lib/kube-proxy/config.conf", "--hostname-override=node-a");
+            } else {
+                Path manifests = Files.createDirectories(node.dir.resolve("manifests"));
+                for (ServicePort svc : state.services().values()) {
+                    DaemonBench.write(manifests, svc, state.endpointsOf(svc.id()));
+                }
+                extra.addAll(List.of("-v", manifests + ":/manifests:ro", "--entrypoint", "/usr/local/bin/nftproxy"));
+                args = List.of("run", "--manifests", "/manifests", "--hostname-override", "node-a", "--node-ip",
+                        MockApiNode.NODE_IP);
+            }
+            if (viaApi) {
+                node.load(state);
+            }
+            // The kernel frees what a phase before deleted asynchronously: the figure before the start settles first.
+            long slab0 = KernelMemory.settledSlabKb();
+            try {
+                MockApiNode.output("sync");
+                long t0 = System.nanoTime();
+                CompareBench.exec(node.podmanRun(name, image, extra, args).toArray(String[]::new));
+                long start = node.untilHealthy(t0, DEADLINE, () -> MockApiNode.output("podman", "logs", name));
+                Thread.sleep(settle.toMillis()); // the settling time the figures are defined at, not synchronisation
+                long pid = Long.parseLong(MockApiNode.output("podman", "inspect", "-f", "{{.State.Pid}}", name).trim());
+                long cpu0 = cpuTicks(pid);
+                long w0 = System.nanoTime();
+                Thread.sleep(idle.toMillis()); // the window idle CPU is measured over
+                double idleCpu = 100.0 * (cpuTicks(pid) - cpu0) / 100.0 / ((System.nanoTime() - w0) / 1e9);
+                long rss = DaemonBench.status(pid, "VmRSS:");
+                long anon = DaemonBench.status(pid, "RssAnon:");
+                long file = DaemonBench.status(pid, "RssFile:") + DaemonBench.status(pid, "RssShmem:");
+                Map<String, Double> metrics = metrics(node.get(10249, "/metrics").body());
+                String nmt = MockApiNode.output(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                        Long.toString(pid), "VM.native_memory", "summary");
+                Map<String, Long> parts = new LinkedHashMap<>();
+                Matcher m = NMT.matcher(nmt);
+                while (m.find()) {
+                    parts.put(m.group(1), Long.parseLong(m.group(3)) * 1024);
+                }
+                Matcher t = NMT_TOTAL.matcher(nmt);
+                long slab = (KernelMemory.settledSlabKb() - slab0) * 1024;
+                return new Figures(n, viaApi ? "API server at an address" : "manifests directory", start, rss, anon, file,
+                        metrics.getOrDefault("jvm_memory_bytes_used{area=\"heap\",}", -1.0).longValue(),
+                        metrics.getOrDefault("jvm_memory_bytes_committed{area=\"heap\",}", -1.0).longValue(),
+                        metrics.getOrDefault("jvm_memory_pool_bytes_used{pool=\"Metaspace\",}", -1.0).longValue(),
+                        (long) metrics.entrySet().stream().filter(e -> e.getKey().startsWith("jvm_memory_pool_bytes_used{pool=\"CodeHeap"))
+                                .mapToDouble(Map.Entry::getValue).sum(),
+                        metrics.getOrDefault("jvm_threads_current", -1.0).intValue(), idleCpu, slab, parts,
+                        t.find() ? Long.parseLong(t.group(2)) * 1024 : -1);
+            } finally {
+                MockApiNode.output("podman", "--runtime", "runc", "rm", "-f", "-t", "5", name);
+            }
+        }
+    }
+
+    /** utime + stime of a process, in clock ticks (100 a second on Linux). */
+    private static long cpuTicks(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+    }
+
+    /** Prometheus text: series (name and labels) to value. */
+    static Map<String, Double> metrics(String text) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (String line : text.split("\n")) {
+            int sp = line.lastIndexOf(' ');
+            if (line.isEmpty() || line.startsWith("#") || sp < 0) {
+                continue;
+            }
+            try {
+                out.put(line.substring(0, sp), Double.parseDouble(line.substring(sp + 1)));
+            } catch (NumberFormatException e) {
+                // not a sample line
+            }
+        }
+        return out;
+    }
+
+    /** The image's size as podman counts it, and gzipped as {@code podman save} writes it. */
+    public static long[] imageSize(String image) throws Exception {
+        long raw = Long.parseLong(MockApiNode.output("podman", "image", "inspect", "--format", "{{.Size}}", image).trim());
+        String gz = MockApiNode.output("bash", "-c", "podman save " + image + " 2>/dev/null | gzip -c | wc -c").trim();
+        return new long[] {raw, Long.parseLong(gz)};
+    }
+}
