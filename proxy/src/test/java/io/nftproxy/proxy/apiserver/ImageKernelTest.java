@@ -139,7 +139,8 @@ class ImageKernelTest {
      * What the image holds, asked of the image itself (its bash, the one program it has besides
      * the JVM and iptables): the runtime jlink cut, whose archive of the product's classes maps
      * (-Xshare:on refuses to start otherwise), iptables in both variants with Debian's default
-     * alternative, and no package manager, no nft, no perl, no coreutils.
+     * alternative, the list of Debian's packages it was made of, and no package manager, no nft,
+     * no perl, no coreutils.
      */
     @Test
     void theImageHoldsOnlyWhatRunsOnANode() {
@@ -153,11 +154,14 @@ class ImageKernelTest {
                         [ -x /usr/sbin/iptables-legacy-restore ] && echo legacy
                         [ -x /usr/sbin/iptables-restore ] && echo restore
                         while read -r line; do [[ "$line" == MODULES=* ]] && echo "$line"; done < /opt/java/release
+                        while read -r name version; do echo "package: $name"; done < /opt/nftproxy/packages
                         /opt/java/bin/java -Xshare:on -XX:SharedArchiveFile="$NFTPROXY_JSA" -cp "$NFTPROXY_JAR" -version 2>&1 \
                           && echo mapped
                         """), null);
         assertFalse(out.contains("present:"), out);
         assertTrue(out.contains("legacy") && out.contains("restore"), out);
+        assertTrue(out.contains("package: iptables\n") && out.contains("package: bash\n"), "the packages it was made of: " + out);
+        assertFalse(out.contains("package: dpkg\n") || out.contains("package: apt\n"), out);
         assertTrue(out.contains("MODULES=\"java.base ") && !out.contains("java.desktop"), "a runtime cut to the product's modules: " + out);
         assertTrue(out.contains("mapped"), "the class-data-sharing archive maps with the image's runtime: " + out);
     }
