@@ -240,6 +240,11 @@ final class BenchCommand implements Callable<Integer> {
             StringBuilder parts = new StringBuilder();
             f.nmtCommitted().forEach((k, v) -> parts.append(String.format("%s %.1f, ", k, v / 1e6)));
             System.out.printf("NMT committed MB at %d services: %stotal %.1f%n", f.services(), parts, f.nmtTotal() / 1e6);
+            StringBuilder rss = new StringBuilder();
+            f.rssByMapping().entrySet().stream().filter(e -> e.getValue() >= 512 * 1024)
+                    .forEach(e -> rss.append(String.format("%s %.1f, ", e.getKey(), e.getValue() / 1e6)));
+            System.out.printf("RSS MB by mapping at %d services (0.5 MB and more): %s%n", f.services(),
+                    rss.length() > 2 ? rss.substring(0, rss.length() - 2) : "");
         }
         return 0;
     }

@@ -79,7 +79,7 @@ public final class FootprintBench {
     /** What one size measured; sizes in bytes, -1 where a figure could not be read. */
     public record Figures(int services, String source, long startNanos, long rss, long rssAnon, long rssFile, long heapUsed,
                           long heapCommitted, long metaspace, long codeCache, int threads, double idleCpuPercent, long slab,
-                          Map<String, Long> nmtCommitted, long nmtTotal) {
+                          Map<String, Long> nmtCommitted, long nmtTotal, Map<String, Long> rssByMapping) {
     }
 
     /**
@@ -124,6 +124,7 @@ public final class FootprintBench {
                 long rss = DaemonBench.status(pid, "VmRSS:");
                 long anon = DaemonBench.status(pid, "RssAnon:");
                 long file = DaemonBench.status(pid, "RssFile:") + DaemonBench.status(pid, "RssShmem:");
+                Map<String, Long> byMapping = rssByMapping(pid);
                 Map<String, Double> metrics = metrics(node.get(10249, "/metrics").body());
                 String nmt = MockApiNode.output(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
                         Long.toString(pid), "VM.native_memory", "summary");
@@ -141,11 +142,33 @@ public final class FootprintBench {
                         (long) metrics.entrySet().stream().filter(e -> e.getKey().startsWith("jvm_memory_pool_bytes_used{pool=\"CodeHeap"))
                                 .mapToDouble(Map.Entry::getValue).sum(),
                         metrics.getOrDefault("jvm_threads_current", -1.0).intValue(), idleCpu, slab, parts,
-                        t.find() ? Long.parseLong(t.group(2)) * 1024 : -1);
+                        t.find() ? Long.parseLong(t.group(2)) * 1024 : -1, byMapping);
             } finally {
                 MockApiNode.output("podman", "--runtime", "runc", "rm", "-f", "-t", "5", name);
             }
         }
+    }
+
+    /**
+     * Where the resident set is, by what is mapped: each file by its name (the JVM's library, the
+     * class-data-sharing archive, the runtime's module image), anonymous memory as one (the Java
+     * heap, metaspace, code cache, thread stacks and malloc's arenas all are), largest first.
+     */
+    static Map<String, Long> rssByMapping(long pid) throws IOException {
+        Map<String, Long> out = new java.util.HashMap<>();
+        String mapping = "";
+        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/smaps"))) {
+            if (line.matches("^[0-9a-f]+-[0-9a-f]+ .*")) {
+                String[] f = line.trim().split("\\s+", 6);
+                mapping = f.length < 6 ? "anonymous" : f[5].startsWith("[") ? f[5] : Path.of(f[5]).getFileName().toString();
+            } else if (line.startsWith("Rss:")) {
+                out.merge(mapping, Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024, Long::sum);
+            }
+        }
+        Map<String, Long> sorted = new LinkedHashMap<>();
+        out.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(e -> sorted.put(e.getKey(), e.getValue()));
+        return sorted;
     }
 
     /** utime + stime of a process, in clock ticks (100 a second on Linux). */
