@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +38,8 @@ import io.nftproxy.proxy.model.ServicePort;
  */
 public final class FootprintBench {
     public static final int API_LIMIT = 10_000;
+    /** Linux's USER_HZ, the unit of /proc/PID/stat's times. */
+    private static final int CLOCK_TICKS = 100;
     private static final Duration DEADLINE = Duration.ofMinutes(5);
     private static final Pattern NMT = Pattern.compile("^-\\s+(.+?) \\(reserved=(\\d+)KB, committed=(\\d+)KB\\)", Pattern.MULTILINE);
     private static final Pattern NMT_TOTAL = Pattern.compile("^Total: reserved=(\\d+)KB, committed=(\\d+)KB", Pattern.MULTILINE);
@@ -120,7 +123,8 @@ public final class FootprintBench {
                 long cpu0 = cpuTicks(pid);
                 long w0 = System.nanoTime();
                 Thread.sleep(idle.toMillis()); // the window idle CPU is measured over
-                double idleCpu = 100.0 * (cpuTicks(pid) - cpu0) / 100.0 / ((System.nanoTime() - w0) / 1e9);
+                double cpuSeconds = (cpuTicks(pid) - cpu0) / (double) CLOCK_TICKS;
+                double idleCpu = 100 * cpuSeconds / ((System.nanoTime() - w0) / 1e9);
                 long rss = DaemonBench.status(pid, "VmRSS:");
                 long anon = DaemonBench.status(pid, "RssAnon:");
                 long file = DaemonBench.status(pid, "RssFile:") + DaemonBench.status(pid, "RssShmem:");
@@ -155,7 +159,7 @@ public final class FootprintBench {
      * heap, metaspace, code cache, thread stacks and malloc's arenas all are), largest first.
      */
     static Map<String, Long> rssByMapping(long pid) throws IOException {
-        Map<String, Long> out = new java.util.HashMap<>();
+        Map<String, Long> out = new HashMap<>();
         String mapping = "";
         for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/smaps"))) {
             if (line.matches("^[0-9a-f]+-[0-9a-f]+ .*")) {
@@ -171,7 +175,7 @@ public final class FootprintBench {
         return sorted;
     }
 
-    /** utime + stime of a process, in clock ticks (100 a second on Linux). */
+    /** utime + stime of a process, in clock ticks ({@link #CLOCK_TICKS} a second). */
     private static long cpuTicks(long pid) throws IOException {
         String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
         String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.logging.Level;
@@ -153,7 +154,7 @@ final class MockApiNode implements AutoCloseable {
      * them; {@code extra} goes before the image (limits, environment).
      */
     List<String> podmanRun(String name, String image, List<String> extra, List<String> args) {
-        List<String> cmd = new java.util.ArrayList<>(List.of("podman", "--runtime", "runc", "run", "-d", "--name", name,
+        List<String> cmd = new ArrayList<>(List.of("podman", "--runtime", "runc", "run", "-d", "--name", name,
                 "--network", "ns:/run/netns/" + ns, "--ulimit", "nofile=8192:8192", "--ulimit", "nproc=4096:4096",
                 "--read-only", "--cap-drop=all", "--cap-add=NET_ADMIN", "-v", configDir() + ":/var/lib/kube-proxy:ro",
                 "-v", lockDir() + ":/run/nftproxy", "--tmpfs", "/tmp:rw,exec"));
