@@ -245,6 +245,14 @@ final class BenchCommand implements Callable<Integer> {
                     .forEach(e -> rss.append(String.format("%s %.1f, ", e.getKey(), e.getValue() / 1e6)));
             System.out.printf("RSS MB by mapping at %d services (0.5 MB and more): %s%n", f.services(),
                     rss.length() > 2 ? rss.substring(0, rss.length() - 2) : "");
+            StringBuilder threads = new StringBuilder();
+            f.threadsByName().forEach((k, v) -> threads.append(String.format("%s %d, ", k, v)));
+            System.out.printf("threads at %d services: %s%n", f.services(), threads.length() > 2 ? threads.substring(0, threads.length() - 2) : "");
+            StringBuilder live = new StringBuilder();
+            f.live().byClass().entrySet().stream().limit(12)
+                    .forEach(e -> live.append(String.format("%s %.1f, ", e.getKey(), e.getValue() / 1e6)));
+            System.out.printf("live heap at %d services (after a full collection): %.1f MB; largest MB: %s%n", f.services(),
+                    f.live().total() / 1e6, live.length() > 2 ? live.substring(0, live.length() - 2) : "");
         }
         return 0;
     }

@@ -98,6 +98,13 @@ class ImageKernelTest {
                 NodeProcess.Answer metrics = NodeProcess.fetch(k8s.node.ns(), 10249, "/metrics");
                 assertTrue(metrics.body().contains("kubeproxy_sync_proxy_rules_last_timestamp_seconds"), metrics.body());
                 String rules = k8s.node.exec("nft", "list", "table", "ip", "nftproxy");
+                // The launcher's choices for a daemon, as measured in bench --footprint (docs/benchmarks.md):
+                // the JVM runs them, with the image's archive of the product's classes.
+                List<String> jvm = daemonJvmOptions(name);
+                for (String option : List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:TrimNativeHeapInterval=5000",
+                        "-XX:SharedArchiveFile=/opt/nftproxy/nftproxy.jsa")) {
+                    assertTrue(jvm.contains(option), option + " in " + jvm);
+                }
 
                 // The API server goes away: the container keeps running, alive and ready, the rules stay.
                 k8s.front.down();
@@ -128,6 +135,12 @@ class ImageKernelTest {
             remove.close();
             throw e;
         }
+    }
+
+    /** The command line of the container's process: the launcher execs the JVM, so it is the JVM's. */
+    static List<String> daemonJvmOptions(String container) throws Exception {
+        String pid = TestNetns.run(List.of("podman", "inspect", "-f", "{{.State.Pid}}", container), null).trim();
+        return List.of(Files.readString(Path.of("/proc", pid, "cmdline")).split("\0"));
     }
 
     static String logs(String container) {

@@ -82,7 +82,8 @@ public final class FootprintBench {
     /** What one size measured; sizes in bytes, -1 where a figure could not be read. */
     public record Figures(int services, String source, long startNanos, long rss, long rssAnon, long rssFile, long heapUsed,
                           long heapCommitted, long metaspace, long codeCache, int threads, double idleCpuPercent, long slab,
-                          Map<String, Long> nmtCommitted, long nmtTotal, Map<String, Long> rssByMapping) {
+                          Map<String, Long> nmtCommitted, long nmtTotal, Map<String, Long> rssByMapping, Map<String, Integer> threadsByName,
+                          LiveHeap live) {
     }
 
     /**
@@ -138,6 +139,11 @@ public final class FootprintBench {
                     parts.put(m.group(1), Long.parseLong(m.group(3)) * 1024);
                 }
                 Matcher t = NMT_TOTAL.matcher(nmt);
+                Map<String, Integer> threadsByName = threadsByName(pid);
+                // Last: the histogram collects the whole heap first, so it counts only what is live,
+                // and the figures above must be read before it changes them.
+                LiveHeap live = LiveHeap.parse(MockApiNode.output(Path.of(System.getProperty("java.home"), "bin",
+                        "jcmd").toString(), Long.toString(pid), "GC.class_histogram"));
                 long slab = (KernelMemory.settledSlabKb() - slab0) * 1024;
                 return new Figures(n, viaApi ? "API server at an address" : "manifests directory", start, rss, anon, file,
                         metrics.getOrDefault("jvm_memory_bytes_used{area=\"heap\",}", -1.0).longValue(),
@@ -146,7 +152,7 @@ public final class FootprintBench {
                         (long) metrics.entrySet().stream().filter(e -> e.getKey().startsWith("jvm_memory_pool_bytes_used{pool=\"CodeHeap"))
                                 .mapToDouble(Map.Entry::getValue).sum(),
                         metrics.getOrDefault("jvm_threads_current", -1.0).intValue(), idleCpu, slab, parts,
-                        t.find() ? Long.parseLong(t.group(2)) * 1024 : -1, byMapping);
+                        t.find() ? Long.parseLong(t.group(2)) * 1024 : -1, byMapping, threadsByName, live);
             } finally {
                 MockApiNode.output("podman", "--runtime", "runc", "rm", "-f", "-t", "5", name);
             }
@@ -171,6 +177,51 @@ public final class FootprintBench {
         }
         Map<String, Long> sorted = new LinkedHashMap<>();
         out.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(e -> sorted.put(e.getKey(), e.getValue()));
+        return sorted;
+    }
+
+    /**
+     * The heap's live objects, as {@code jcmd PID GC.class_histogram} prints them (it collects the
+     * whole heap first): their total and bytes by class, largest first.
+     */
+    public record LiveHeap(long total, Map<String, Long> byClass) {
+        /** A histogram's row: {@code    1:   12345   678900  java.lang.String (java.base@17.0.15)}. */
+        private static final Pattern ROW = Pattern.compile("^\\s*\\d+:\\s+\\d+\\s+(\\d+)\\s+(\\S+).*$");
+        private static final Pattern SUM = Pattern.compile("^Total\\s+\\d+\\s+(\\d+)\\s*$");
+
+        static LiveHeap parse(String histogram) {
+            Map<String, Long> byClass = new LinkedHashMap<>();
+            long total = -1;
+            for (String line : histogram.split("\n")) {
+                Matcher m = ROW.matcher(line);
+                if (m.matches()) {
+                    byClass.merge(m.group(2), Long.parseLong(m.group(1)), Long::sum);
+                } else if ((m = SUM.matcher(line)).matches()) {
+                    total = Long.parseLong(m.group(1));
+                }
+            }
+            return new LiveHeap(total, byClass);
+        }
+    }
+
+    /**
+     * The process's threads by name, the numbers in a name left out ({@code pool-3-thread-1} is
+     * {@code pool-#-thread-#}), most first: what a pool or a library starts shows as one line.
+     */
+    static Map<String, Integer> threadsByName(long pid) throws IOException {
+        Map<String, Integer> out = new HashMap<>();
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : tasks.toList()) {
+                try {
+                    out.merge(Files.readString(task.resolve("comm")).strip().replaceAll("\\d+", "#"), 1, Integer::sum);
+                } catch (IOException gone) {
+                    // the thread ended while listed
+                }
+            }
+        }
+        Map<String, Integer> sorted = new LinkedHashMap<>();
+        out.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()))
                 .forEach(e -> sorted.put(e.getKey(), e.getValue()));
         return sorted;
     }

@@ -32,4 +32,21 @@ class FootprintBenchTest {
         assertEquals(1234.0, m.get("jvm_memory_pool_bytes_used{pool=\"CodeHeap 'non-nmethods'\",}"));
         assertEquals(3, m.size(), "comments are not series");
     }
+
+    @Test
+    void aHeapHistogramIsReadByClassWithItsTotal() {
+        FootprintBench.LiveHeap live = FootprintBench.LiveHeap.parse("""
+                12345:
+                 num     #instances         #bytes  class name (module)
+                -------------------------------------------------------
+                   1:         52100        5044216  [B (java.base@17.0.15)
+                   2:         50311        1207464  java.lang.String (java.base@17.0.15)
+                   3:            10            480  io.nftproxy.proxy.model.ServicePort
+                Total        102421        6252160
+                """);
+        assertEquals(5044216L, live.byClass().get("[B"));
+        assertEquals(480L, live.byClass().get("io.nftproxy.proxy.model.ServicePort"));
+        assertEquals(3, live.byClass().size(), "the header and the total are not classes");
+        assertEquals(6252160L, live.total());
+    }
 }
