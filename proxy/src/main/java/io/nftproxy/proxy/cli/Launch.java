@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -185,7 +186,8 @@ final class Launch {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> stopping.complete(null), "shutdown"));
         try (ProxyServer server = new ProxyServer(cfg, store, backend, client, ns,
                 BindAddress.isOff(metricsAt) ? null : BindAddress.parse(metricsAt, "--metrics-bind-address"),
-                BindAddress.isOff(healthzAt) ? null : BindAddress.parse(healthzAt, "--healthz-bind-address"), log,
+                BindAddress.isOff(healthzAt) ? null : BindAddress.parse(healthzAt, "--healthz-bind-address"),
+                SyncListener.all(List.of(log, new StartHeapRelease())),
                 source instanceof KubernetesSource k ? k.events() : EventRecorder.NONE, zpages)) {
             LOG.info("nftproxy starting for node {} ({} mode, {}{}); metrics on {}, health on {}; reading {}", cfg.hostname(),
                     iptables ? "iptables" : "nftables", iptables ? "chains KUBE-*" : "table " + cfg.table(),

@@ -105,6 +105,9 @@ class ImageKernelTest {
                         "-XX:SharedArchiveFile=/opt/nftproxy/nftproxy.jsa")) {
                     assertTrue(jvm.contains(option), option + " in " + jvm);
                 }
+                // And what the start needed is given back once, after the first full sync.
+                eventually(() -> logs(name).contains("heap after the first sync"), "the start's heap collected:\n" + logs(name));
+                assertEquals(1, logs(name).split("heap after the first sync", -1).length - 1, logs(name));
 
                 // The API server goes away: the container keeps running, alive and ready, the rules stay.
                 k8s.front.down();
