@@ -48,7 +48,12 @@ public final class ConntrackClient implements AutoCloseable {
 
     private final NetlinkSocket socket;
     private final MessageWriter writer = new MessageWriter(4096);
-    private final ByteBuffer rx = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.nativeOrder());
+    /**
+     * One datagram: the kernel fills a dump's buffers to at most 32 KiB (af_netlink's
+     * max_recvmsg_len), and our requests' answers are acknowledgements. Larger would be resident
+     * for nothing; too small is an error, never a silent loss ({@code recv} with MSG_TRUNC).
+     */
+    private final ByteBuffer rx = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.nativeOrder());
 
     private ConntrackClient(NetlinkSocket socket) {
         this.socket = socket;

@@ -24,7 +24,13 @@ final class GroupReader<T> implements AutoCloseable {
     private final Function<NlMessage, T> decode;
     /** What is read, for errors: "nf_tables events", "trace events". */
     private final String what;
-    private final ByteBuffer rx = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.nativeOrder());
+    /**
+     * One datagram: nf_tables coalesces its notifications into buffers of NLMSG_GOODSIZE (a page
+     * or two), and a trace event is one packet's headers. A larger buffer would be resident for
+     * nothing (a direct buffer is zeroed, so touched, when allocated); one that is too small is an
+     * error, never a silent loss ({@code recv} with MSG_TRUNC).
+     */
+    private final ByteBuffer rx = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.nativeOrder());
     private final Deque<T> pending = new ArrayDeque<>();
     private Duration currentTimeout;
 

@@ -88,4 +88,33 @@ class MonitorKernelTest {
                     && "x".equals(e.name())), seen.toString());
         }
     }
+
+    /**
+     * A large commit by another process (thousands of elements and rules in one transaction)
+     * arrives whole: every element and rule as an event, none lost to a receive buffer too small
+     * for the kernel's datagrams (a truncated one would be an error).
+     */
+    @Test
+    void aLargeCommitArrivesWhole() throws Exception {
+        int elements = 5_000;
+        int rules = 500;
+        StringBuilder script = new StringBuilder("table ip big {\n  set s {\n    type ipv4_addr\n    elements = { ");
+        for (int i = 0; i < elements; i++) {
+            script.append(i == 0 ? "" : ", ").append("10.").append(i >> 16 & 255).append('.').append(i >> 8 & 255).append('.')
+                    .append(i & 255);
+        }
+        script.append(" }\n  }\n  chain c {\n");
+        for (int i = 0; i < rules; i++) {
+            script.append("    ip daddr 192.168.").append(i >> 8).append('.').append(i & 255).append(" counter accept comment \"rule ")
+                    .append(i).append("\"\n");
+        }
+        script.append("  }\n}\n");
+        try (TestNetns ns = TestNetns.create("nftp-mon3"); NftMonitor m = NftMonitor.open(ns.ns())) {
+            ns.nft(script.toString());
+            List<NftEvent> seen = collectUntil(m, e -> e.type() == NftEvent.Type.GENERATION);
+            assertEquals(elements, seen.stream().filter(e -> e.type() == NftEvent.Type.ELEMENTS)
+                    .mapToInt(e -> ((Elements) e.object()).elements().size()).sum());
+            assertEquals(rules, seen.stream().filter(e -> e.type() == NftEvent.Type.RULE).count());
+        }
+    }
 }
