@@ -10,11 +10,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.IntUnaryOperator;
 import java.util.function.ObjIntConsumer;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -237,24 +241,23 @@ final class BenchCommand implements Callable<Integer> {
                     f.slab() / 1e6, f.source().startsWith("API") ? "" : "  (" + f.source() + ")");
         }
         for (FootprintBench.Figures f : all) {
-            StringBuilder parts = new StringBuilder();
-            f.nmtCommitted().forEach((k, v) -> parts.append(String.format("%s %.1f, ", k, v / 1e6)));
-            System.out.printf("NMT committed MB at %d services: %stotal %.1f%n", f.services(), parts, f.nmtTotal() / 1e6);
-            StringBuilder rss = new StringBuilder();
-            f.rssByMapping().entrySet().stream().filter(e -> e.getValue() >= 512 * 1024)
-                    .forEach(e -> rss.append(String.format("%s %.1f, ", e.getKey(), e.getValue() / 1e6)));
+            System.out.printf("NMT committed MB at %d services: %s, total %.1f%n", f.services(),
+                    listed(f.nmtCommitted().entrySet().stream(), v -> String.format("%.1f", v / 1e6)), f.nmtTotal() / 1e6);
             System.out.printf("RSS MB by mapping at %d services (0.5 MB and more): %s%n", f.services(),
-                    rss.length() > 2 ? rss.substring(0, rss.length() - 2) : "");
-            StringBuilder threads = new StringBuilder();
-            f.threadsByName().forEach((k, v) -> threads.append(String.format("%s %d, ", k, v)));
-            System.out.printf("threads at %d services: %s%n", f.services(), threads.length() > 2 ? threads.substring(0, threads.length() - 2) : "");
-            StringBuilder live = new StringBuilder();
-            f.live().byClass().entrySet().stream().limit(12)
-                    .forEach(e -> live.append(String.format("%s %.1f, ", e.getKey(), e.getValue() / 1e6)));
+                    listed(f.rssByMapping().entrySet().stream().filter(e -> e.getValue() >= 512 * 1024),
+                            v -> String.format("%.1f", v / 1e6)));
+            System.out.printf("threads at %d services: %s%n", f.services(), listed(f.threadsByName().entrySet().stream(),
+                    String::valueOf));
             System.out.printf("live heap at %d services (after a full collection): %.1f MB; largest MB: %s%n", f.services(),
-                    f.live().total() / 1e6, live.length() > 2 ? live.substring(0, live.length() - 2) : "");
+                    f.live().total() / 1e6, listed(f.live().byClass().entrySet().stream().limit(12),
+                            v -> String.format("%.1f", v / 1e6)));
         }
         return 0;
+    }
+
+    /** "name value, name value": a footprint's parts on one line. */
+    private static <V> String listed(Stream<Map.Entry<String, V>> parts, Function<V, String> value) {
+        return parts.map(e -> e.getKey() + " " + value.apply(e.getValue())).collect(Collectors.joining(", "));
     }
 
     private static String join(List<Integer> l) {

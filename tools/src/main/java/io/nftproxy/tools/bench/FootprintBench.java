@@ -44,6 +44,9 @@ public final class FootprintBench {
     private static final Pattern NMT = Pattern.compile("^-\\s+(.+?) \\(reserved=(\\d+)KB, committed=(\\d+)KB\\)", Pattern.MULTILINE);
     private static final Pattern NMT_TOTAL = Pattern.compile("^Total: reserved=(\\d+)KB, committed=(\\d+)KB", Pattern.MULTILINE);
 
+    /** This JDK's jcmd: the image's runtime has none, and attaches across the container's namespaces. */
+    private static final String JCMD = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+
     private FootprintBench() {
     }
 
@@ -131,8 +134,7 @@ public final class FootprintBench {
                 long file = DaemonBench.status(pid, "RssFile:") + DaemonBench.status(pid, "RssShmem:");
                 Map<String, Long> byMapping = rssByMapping(pid);
                 Map<String, Double> metrics = metrics(node.get(10249, "/metrics").body());
-                String nmt = MockApiNode.output(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
-                        Long.toString(pid), "VM.native_memory", "summary");
+                String nmt = MockApiNode.output(JCMD, Long.toString(pid), "VM.native_memory", "summary");
                 Map<String, Long> parts = new LinkedHashMap<>();
                 Matcher m = NMT.matcher(nmt);
                 while (m.find()) {
@@ -142,8 +144,7 @@ public final class FootprintBench {
                 Map<String, Integer> threadsByName = threadsByName(pid);
                 // Last: the histogram collects the whole heap first, so it counts only what is live,
                 // and the figures above must be read before it changes them.
-                LiveHeap live = LiveHeap.parse(MockApiNode.output(Path.of(System.getProperty("java.home"), "bin",
-                        "jcmd").toString(), Long.toString(pid), "GC.class_histogram"));
+                LiveHeap live = LiveHeap.parse(MockApiNode.output(JCMD, Long.toString(pid), "GC.class_histogram"));
                 long slab = (KernelMemory.settledSlabKb() - slab0) * 1024;
                 return new Figures(n, viaApi ? "API server at an address" : "manifests directory", start, rss, anon, file,
                         metrics.getOrDefault("jvm_memory_bytes_used{area=\"heap\",}", -1.0).longValue(),
@@ -175,10 +176,7 @@ public final class FootprintBench {
                 out.merge(mapping, Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024, Long::sum);
             }
         }
-        Map<String, Long> sorted = new LinkedHashMap<>();
-        out.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
-                .forEach(e -> sorted.put(e.getKey(), e.getValue()));
-        return sorted;
+        return largestFirst(out);
     }
 
     /**
@@ -220,8 +218,13 @@ public final class FootprintBench {
                 }
             }
         }
-        Map<String, Integer> sorted = new LinkedHashMap<>();
-        out.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()))
+        return largestFirst(out);
+    }
+
+    /** The same entries, largest value first (equal ones by name). */
+    private static <V extends Comparable<V>> Map<String, V> largestFirst(Map<String, V> m) {
+        Map<String, V> sorted = new LinkedHashMap<>();
+        m.entrySet().stream().sorted(Map.Entry.<String, V>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()))
                 .forEach(e -> sorted.put(e.getKey(), e.getValue()));
         return sorted;
     }
