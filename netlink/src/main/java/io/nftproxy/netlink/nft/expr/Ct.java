@@ -22,6 +22,11 @@ public record Ct(int key, int register, int direction, boolean set) implements E
     public static final int NFT_CT_PROTOCOL = 10;
     public static final int NFT_CT_PROTO_SRC = 11;
     public static final int NFT_CT_PROTO_DST = 12;
+    /** The address by family: nft lists these inside a concatenation, where it cannot size NFT_CT_DST. */
+    public static final int NFT_CT_SRC_IP = 19;
+    public static final int NFT_CT_DST_IP = 20;
+    public static final int NFT_CT_SRC_IP6 = 21;
+    public static final int NFT_CT_DST_IP6 = 22;
 
     private static final String[] NAMES = {"state", "direction", "status", "mark", "secmark", "expiration", "helper",
         "l3proto", "saddr", "daddr", "protocol", "proto-src", "proto-dst", "label", "packets", "bytes", "avgpkt",

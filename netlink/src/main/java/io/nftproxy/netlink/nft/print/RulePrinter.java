@@ -248,6 +248,8 @@ final class RulePrinter {
             case Ct.NFT_CT_PROTO_SRC, Ct.NFT_CT_PROTO_DST -> Kind.PORT;
             case Ct.NFT_CT_PROTOCOL -> Kind.PROTO;
             case Ct.NFT_CT_SRC, Ct.NFT_CT_DST -> family == Family.IP6 ? Kind.IPV6 : Kind.IPV4;
+            case Ct.NFT_CT_SRC_IP, Ct.NFT_CT_DST_IP -> Kind.IPV4;
+            case Ct.NFT_CT_SRC_IP6, Ct.NFT_CT_DST_IP6 -> Kind.IPV6;
             default -> Kind.HOST_INT;
         };
         String dir = c.direction() < 0 ? "" : c.direction() == 0 ? "original " : "reply ";
@@ -335,6 +337,12 @@ final class RulePrinter {
                 && c.op() == Cmp.Op.NEQ && isAll(c.data(), 0)) {
             // nft's flag match: "ct state established,related" means (state & mask) != 0.
             out.add(s.text + " " + ValueFormat.format(s.kind, s.literal));
+            return;
+        }
+        if (s.literal != null && (s.kind == Kind.CT_STATE || s.kind == Kind.CT_STATUS)
+                && c.op() == Cmp.Op.EQ && isAll(c.data(), 0)) {
+            // Its negation: "ct status ! dnat" means (status & mask) == 0.
+            out.add(s.text + " ! " + ValueFormat.format(s.kind, s.literal));
             return;
         }
         String v = ValueFormat.format(s.kind, c.data());
