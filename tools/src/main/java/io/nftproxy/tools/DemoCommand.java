@@ -246,10 +246,13 @@ final class DemoCommand implements Callable<Integer> {
 
     /** The shared picking chains and maps (hundreds of them), by name. */
     private static final Pattern SHARED = Pattern.compile("\t(?:chain|map) ((?:ip|nodeport)-(?:pick|sticky)-\\S+) \\{");
-    /** Of those, the trees' roots and the ones web (3 endpoints) and cart (3, affinity of 600 s) go through. */
+    /**
+     * Of those, the trees' roots and the ones web (3 endpoints) and cart (3, affinity of 600 s) go
+     * through: the check of cart's clients, one slot of it, and the root of the tree that remembers them.
+     */
     private static final Set<String> SHOWN = Set.of("ip-pick-1-" + NftRenderer.MAX_SHARED_PICK,
-            "nodeport-pick-1-" + NftRenderer.MAX_SHARED_PICK, "ip-pick-3", "ip-sticky-600-pick-3", "ip-sticky-600-check-4",
-            "ip-sticky-600-1-8-slot-0");
+            "nodeport-pick-1-" + NftRenderer.MAX_SHARED_PICK, "ip-pick-3", "ip-sticky-check", "ip-sticky-check-1-8",
+            "ip-sticky-1-8-slot-0", "ip-sticky-remember-0-7");
 
     /** The parts of the table a newcomer wants to see: the maps with content and service chains. */
     private void printRules(TableContents t) {

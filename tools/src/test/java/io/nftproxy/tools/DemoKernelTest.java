@@ -37,8 +37,8 @@ class DemoKernelTest {
         assertTrue(out.contains("chain ip-pick-3 {"), out);
         // cart (affinity) is data too: its ClusterIP in the sticky set, and the chains it goes through shown.
         assertTrue(out.contains("set sticky-ips-600 {") && out.contains("10.96.0.12 . tcp . 80 comment \"demo/cart:http\""), out);
-        assertTrue(out.contains("chain ip-sticky-600-pick-3 {") && out.contains("chain ip-sticky-600-check-4 {"), out);
-        assertFalse(out.contains("chain ip-sticky-600-pick-5 {") || out.contains("chain ip-sticky-600-1-8-slot-5 {"), "the rest left out");
+        assertTrue(out.contains("chain ip-sticky-check-1-8 {") && out.contains("chain ip-sticky-1-8-slot-0 {"), out);
+        assertFalse(out.contains("chain ip-sticky-1-8-slot-5 {") || out.contains("chain ip-sticky-remember-2-3 {"), "the rest left out");
         assertTrue(out.contains("kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family=\"IPv4\",} 1.0"), "the metrics it scraped:\n" + out);
         for (String ep : List.of("10.244.1.2:8080", "10.244.1.3:8080", "10.244.1.4:8080")) {
             assertTrue(out.lines().anyMatch(l -> l.trim().startsWith(ep)), "web spread includes " + ep + ": " + out);

@@ -12,16 +12,18 @@ import io.nftproxy.proxy.model.Endpoint;
  * that goes leaves its index to the endpoint that held the last one. A pure function of the
  * previous order and the current endpoints.
  *
- * <p>Why it matters: ClientIP affinity remembers the index a client drew, so an index that moved
- * to another endpoint would send that client elsewhere; and each index that moves is an element
- * rewritten, so keeping them makes adding or removing one endpoint change one element per
- * frontend rather than every element after it.
+ * <p>Why it matters: each index that moves is an element rewritten, so keeping them makes adding
+ * or removing one endpoint change one element per frontend rather than every element after it.
+ * ClientIP affinity does not remember indices (one moves when another endpoint goes): a sticky
+ * port's endpoints also hold numbers that never move ({@link AffinityIds}).
  *
- * @param cluster the order of the endpoints cluster-wide traffic picks among
- * @param local   the order of this node's endpoints (traffic policy Local)
+ * @param cluster    the order of the endpoints cluster-wide traffic picks among
+ * @param local      the order of this node's endpoints (traffic policy Local)
+ * @param clusterIds the affinity numbers of a sticky port's cluster endpoints ({@link AffinityIds#NONE} otherwise)
+ * @param localIds   the same of this node's endpoints
  */
-public record EndpointSlots(List<Endpoint> cluster, List<Endpoint> local) {
-    public static final EndpointSlots NONE = new EndpointSlots(List.of(), List.of());
+public record EndpointSlots(List<Endpoint> cluster, List<Endpoint> local, AffinityIds clusterIds, AffinityIds localIds) {
+    public static final EndpointSlots NONE = new EndpointSlots(List.of(), List.of(), AffinityIds.NONE, AffinityIds.NONE);
 
     public EndpointSlots {
         cluster = List.copyOf(cluster);
@@ -57,8 +59,13 @@ public record EndpointSlots(List<Endpoint> cluster, List<Endpoint> local) {
         return List.of(slots);
     }
 
-    /** This order applied to a port's current endpoints. */
-    EndpointSlots next(List<Endpoint> clusterNow, List<Endpoint> localNow) {
-        return new EndpointSlots(assign(cluster, clusterNow), assign(local, localNow));
+    /**
+     * This order applied to a port's current endpoints, and with {@code sticky} (a port with
+     * ClientIP affinity that is only data) their affinity numbers; without, none are kept.
+     */
+    EndpointSlots next(List<Endpoint> clusterNow, List<Endpoint> localNow, boolean sticky) {
+        return new EndpointSlots(assign(cluster, clusterNow), assign(local, localNow),
+                sticky ? clusterIds.next(clusterNow) : AffinityIds.NONE,
+                sticky ? localIds.next(localNow) : AffinityIds.NONE);
     }
 }

@@ -44,21 +44,53 @@ final class GlobalChains extends RenderPart {
 
     /**
      * The chains that pick an endpoint, shared by every service: per kind of frontend the trees
-     * (over the cluster's endpoints and over this node's) and their leaves, and per tree and
-     * ClientIP affinity timeout (seconds) the chains that remember the index drawn, and the
-     * trees' blocks whose sets are {@code demanded}. A function of the family, the timeouts and
-     * the blocks alone, for the renderer to keep.
+     * (over the cluster's endpoints and over this node's) and their leaves, the trees' blocks
+     * whose sets are {@code demanded}, and for the kinds with ClientIP affinity in use (of these
+     * timeouts) the chains that check and remember clients ({@link StickyPick}), with {@link
+     * #STICKY_REMEMBER}, which the filter chains send new DNATed connections to. A function of
+     * the family, the timeouts and the on-demand sets alone, for the renderer to keep.
      */
     static Fragment picks(FragmentBuilder b, SortedSet<StickyTimeout> stickyTimeouts, Set<String> demanded) {
+        List<StickyPick> sticky = new ArrayList<>();
         for (PickTree.Kind kind : PickTree.Kind.values()) {
             SortedSet<Long> ofTree = new TreeSet<>();
             stickyTimeouts.stream().filter(t -> t.local() == kind.local).forEach(t -> ofTree.add(t.seconds()));
-            new PickTree(b, kind, ofTree, demanded).declare();
-            for (long timeout : ofTree) {
-                new StickyPick(b, kind, timeout, demanded).declare();
+            new PickTree(b, kind, !ofTree.isEmpty(), demanded).declare();
+            if (!ofTree.isEmpty()) {
+                StickyPick s = new StickyPick(b, kind, ofTree, demanded);
+                s.declare();
+                if (s.rememberRoot() != null) {
+                    sticky.add(s);
+                }
             }
         }
+        if (!sticky.isEmpty()) {
+            stickyRemember(b, sticky);
+        }
         return b.fragment();
+    }
+
+    /** The chain that remembers the clients of sticky ports, after the DNAT ({@link StickyPick}). */
+    static final String STICKY_REMEMBER = "sticky-remember";
+
+    /**
+     * A new connection DNATed to an endpoint of a sticky frontend goes down its kind's tree, which
+     * writes "client . frontend . endpoint number". A NodePort's number is looked for only when
+     * the connection's original destination is not an IP port (a ClusterIP port and a NodePort
+     * may share a port number and an endpoint).
+     */
+    private static void stickyRemember(FragmentBuilder b, List<StickyPick> sticky) {
+        List<Rule> rules = new ArrayList<>();
+        rules.add(b.rule(STICKY_REMEMBER, concat(RuleParts.ctStatusNotDnat(), verdict(Verdict.RETURN))));
+        sticky.stream().filter(StickyPick::ip).forEach(s -> rules.add(b.rule(STICKY_REMEMBER, s.toRoot())));
+        if (sticky.stream().anyMatch(s -> !s.ip())) {
+            for (String ips : List.of(SERVICE_IPS, LOCAL_IPS)) {
+                rules.add(b.rule(STICKY_REMEMBER, concat(concat(b.p.originalDaddrProtoPort(0), RuleParts.lookup(ips)),
+                        verdict(Verdict.RETURN))));
+            }
+            sticky.stream().filter(s -> !s.ip()).forEach(s -> rules.add(b.rule(STICKY_REMEMBER, s.toRoot())));
+        }
+        b.chain(Chain.regular(b.nf, b.t, STICKY_REMEMBER), rules);
     }
 
     void declare() {
@@ -230,8 +262,13 @@ final class GlobalChains extends RenderPart {
         base("nat-output", "nat", Hook.OUTPUT, -100, jumpIfNew(false, SERVICES));
         base("nat-postrouting", "nat", Hook.POSTROUTING, 100, jumpIfNew(false, MASQUERADING));
         base("filter-prerouting", "filter", Hook.PREROUTING, -110, jumpIfNew(true, FIREWALL_CHECK));
-        base("filter-input", "filter", Hook.INPUT, -110,
-                jumpIfNew(true, NODEPORT_ENDPOINTS_CHECK, SERVICE_ENDPOINTS_CHECK));
+        // After the DNAT, while some port is sticky: its clients are remembered by the endpoint
+        // they were sent to (StickyPick), on each path a DNATed connection takes (delivered here,
+        // routed on, sent from here).
+        String[] remember = picks.chains().containsKey(STICKY_REMEMBER) ? new String[] {STICKY_REMEMBER} : new String[0];
+        List<List<Expr>> input = new ArrayList<>(jumpIfNew(true, NODEPORT_ENDPOINTS_CHECK, SERVICE_ENDPOINTS_CHECK));
+        input.addAll(jumpIfNew(true, remember));
+        base("filter-input", "filter", Hook.INPUT, -110, input);
         List<List<Expr>> forward = new ArrayList<>();
         if (b.config.dropInvalid()) {
             // As kube-proxy: a segment conntrack cannot place (out of the TCP window, say) would
@@ -240,11 +277,14 @@ final class GlobalChains extends RenderPart {
             forward.add(concat(RuleParts.ctStateInvalid(), verdict(Verdict.DROP)));
         }
         forward.addAll(jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, CLUSTER_IPS_CHECK));
+        forward.addAll(jumpIfNew(true, remember));
         base("filter-forward", "filter", Hook.FORWARD, -110, forward);
         base("filter-output", "filter", Hook.OUTPUT, -110,
                 jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, NODEPORT_ENDPOINTS_CHECK, FIREWALL_CHECK));
         // After the output DNAT (-100): what is still addressed to a ClusterIP found no service port.
-        base("filter-output-post-dnat", "filter", Hook.OUTPUT, -90, jumpIfNew(true, CLUSTER_IPS_CHECK));
+        List<List<Expr>> postDnat = new ArrayList<>(jumpIfNew(true, CLUSTER_IPS_CHECK));
+        postDnat.addAll(jumpIfNew(true, remember));
+        base("filter-output-post-dnat", "filter", Hook.OUTPUT, -90, postDnat);
     }
 
     /**

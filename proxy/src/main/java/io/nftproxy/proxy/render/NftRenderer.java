@@ -81,7 +81,7 @@ public final class NftRenderer {
     public static final int MAX_SHARED_PICK = 128;
     /**
      * Endpoint counts picked by shared chains: above MAX_SHARED_PICK in blocks declared while in
-     * use (PickTree), and their sticky chains per timeout and block (StickyPick); larger groups
+     * use (PickTree), and their sticky ports' chains per range of endpoint numbers (StickyPick); larger groups
      * get chains of their own. Each block adds a lookup to every plain port's new connection, so
      * they stop at eight.
      */
@@ -243,13 +243,14 @@ public final class NftRenderer {
 
     /**
      * The global sets a fragment puts elements in that the globals declare only while some
-     * fragment does (the pick trees' blocks for counts above MAX_SHARED_PICK): a sync counts
+     * fragment does (the pick trees' blocks for counts above MAX_SHARED_PICK, the sticky ports'
+     * ranges of endpoint numbers): a sync counts
      * them as fragments come and go, and gives the globals their names.
      */
     public static Set<String> onDemandSets(Fragment frag) {
         Set<String> out = null;
         for (String set : frag.elements().keySet()) {
-            if (PickTree.isBlockSet(set)) {
+            if (PickTree.isOnDemandSet(set)) {
                 if (out == null) {
                     out = new TreeSet<>();
                 }
@@ -263,7 +264,7 @@ public final class NftRenderer {
     public static Set<String> onDemandDeclared(Fragment globals) {
         Set<String> out = new TreeSet<>();
         for (String set : globals.sets().keySet()) {
-            if (PickTree.isBlockSet(set)) {
+            if (PickTree.isOnDemandSet(set)) {
                 out.add(set);
             }
         }
@@ -348,7 +349,8 @@ public final class NftRenderer {
             b.commentWith(svc.id());
         }
         ServicePlan planned = ServicePlan.of(svc, endpoints, node, config, f);
-        b.slots = previous.next(planned.clusterEndpoints(), planned.localEndpoints());
+        b.slots = previous.next(planned.clusterEndpoints(), planned.localEndpoints(),
+                stickyTimeout(svc) != 0 && !ServiceChains.needed(planned));
         ServicePlan plan = planned.withEndpoints(b.slots.cluster(), b.slots.local());
         int proto = svc.protocol().number();
         for (InetAddress ip : plan.clusterIPs()) {

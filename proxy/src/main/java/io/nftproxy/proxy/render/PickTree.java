@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.SortedSet;
 import java.util.stream.Stream;
 
 import io.nftproxy.netlink.nft.Bytes;
@@ -162,11 +161,11 @@ final class PickTree extends RenderPart {
      *
      * <p>Why not one map for every count: the kernel checks each element added to a map against
      * every rule that looks the map up (nft_add_set_elem walks the set's bindings), and one map
-     * was looked up by all 128 leaves and 128 sticky slot chains per timeout, 384 with a block in
-     * use: measured, 300,000 elements into a map looked up by 512 rules took 3.08 s against 1.25 s
+     * was looked up by all 128 leaves and (then) 128 sticky slot chains per timeout, 384 with a block
+     * in use: measured, 300,000 elements into a map looked up by 512 rules took 3.08 s against 1.25 s
      * by one rule (`nft -f`, kernel 6.18), much of a full sync's kernel time at 100k services. A
-     * bucket up to n is looked up by at most n/2 leaves and n slot chains per timeout (8 and 16
-     * for 9-16). The price: a port whose count leaves its bucket moves its endpoints to the next
+     * bucket up to n is looked up by at most n/2 leaves (8 for 9-16; the sticky ports' maps by
+     * number are split the same way, each looked up by its range's slots). The price: a port whose count leaves its bucket moves its endpoints to the next
      * map in the same transaction. Counts up to {@link #SMALL_BUCKET}, most services', share one
      * map, looked up by as few rules as 9-16's, so that their changes move nothing.
      */
@@ -221,7 +220,7 @@ final class PickTree extends RenderPart {
         }
     }
 
-    /** Each endpoint map the trees may have, to its kind's {@link Kind#endpointsBase}. */
+    /** Each endpoint map the trees (and the sticky ports' checks) may have, to its kind's {@link Kind#endpointsBase}. */
     private static final Map<String, String> ENDPOINT_MAP_BASES = endpointMapBases();
 
     private static Map<String, String> endpointMapBases() {
@@ -232,6 +231,11 @@ final class PickTree extends RenderPart {
         }
         for (Kind kind : Kind.values()) {
             kind.endpointMaps(blocks).forEach(m -> out.put(m, kind.endpointsBase()));
+            // The sticky ports' maps from "frontend . number" to endpoint, laid out as these:
+            // a connection sent to a remembered endpoint counts there.
+            for (int hi : StickyPick.allRanges()) {
+                out.put(StickyPick.endpoints(kind, hi), kind.endpointsBase());
+            }
         }
         return Map.copyOf(out);
     }
@@ -247,21 +251,18 @@ final class PickTree extends RenderPart {
     }
 
     private final Kind kind;
-    /** The affinity timeouts (seconds) with shared chains: a sticky port's leaf sends it to them. */
-    private final SortedSet<Long> stickyTimeouts;
+    /** Whether some port of this kind has ClientIP affinity: the leaves send such ports to {@link StickyPick}'s check first. */
+    private final boolean sticky;
     /** The blocks above the first that ports' counts are in ({@link Kind#blockSet}), ascending. */
     private final List<Integer> blocks = new ArrayList<>();
-    /** The on-demand sets the services fill ({@link #isBlockSet}): the blocks', and sticky ports' in them. */
-    private final Set<String> demanded;
 
     /**
-     * @param demanded the block sets the services fill, of every kind (the others' are ignored)
+     * @param demanded the on-demand sets the services fill, of every kind (the others' are ignored)
      */
-    PickTree(FragmentBuilder b, Kind kind, SortedSet<Long> stickyTimeouts, Set<String> demanded) {
+    PickTree(FragmentBuilder b, Kind kind, boolean sticky, Set<String> demanded) {
         super(b);
         this.kind = kind;
-        this.stickyTimeouts = stickyTimeouts;
-        this.demanded = demanded;
+        this.sticky = sticky;
         for (int block = 1; block < BLOCKS; block++) {
             if (demanded.contains(kind.blockSet(block))) {
                 blocks.add(block);
@@ -269,21 +270,21 @@ final class PickTree extends RenderPart {
         }
     }
 
-    /** The block sets' names start with one of these: the trees' count blocks, and the sticky ports' in them. */
-    private static final List<String> BLOCK_SET_PREFIXES = Arrays.stream(Kind.values())
-            .flatMap(k -> Stream.of(k.prefix + "-count-block-", StickyPick.membersPrefix(k))).toList();
+    /** The on-demand sets' names start with one of these: the trees' count blocks, and the sticky ports' ranges. */
+    private static final List<String> ON_DEMAND_PREFIXES = Arrays.stream(Kind.values())
+            .flatMap(k -> Stream.of(k.prefix + "-count-block-", StickyPick.rangeMembersPrefix(k))).toList();
 
     /**
-     * Whether a set is a block set of some tree ({@link Kind#blockSet}, {@link
-     * StickyPick#blockMembers}): declared only while a port fills it. Asked of every set name of
-     * every fragment a sync sends or records (two million at 100k services), so it allocates
-     * nothing.
+     * Whether a set is declared only while some port fills it: a block set of a tree ({@link
+     * Kind#blockSet}) or a range set of the sticky ports ({@link StickyPick#rangeMembers}). Asked
+     * of every set name of every fragment a sync sends or records (two million at 100k
+     * services), so it allocates nothing.
      */
-    static boolean isBlockSet(String name) {
-        if (!name.contains("-block-")) {
+    static boolean isOnDemandSet(String name) {
+        if (!name.contains("-block-") && !name.contains("-ids-")) {
             return false;
         }
-        for (String prefix : BLOCK_SET_PREFIXES) {
+        for (String prefix : ON_DEMAND_PREFIXES) {
             if (name.startsWith(prefix)) {
                 return true;
             }
@@ -315,35 +316,28 @@ final class PickTree extends RenderPart {
         }
         chains(1, MAX_SHARED_PICK, toBlocks);
         // A leaf picks one of k endpoints: "destination . numgen random mod k" in the endpoint map.
-        // A port with ClientIP affinity is a member of its timeout's sticky set and goes on to
-        // that timeout's leaf for k, which remembers the index drawn (StickyPick).
+        // A port with ClientIP affinity first goes through the check of the endpoints its
+        // clients are remembered by (StickyPick), which DNATs a client it finds.
         for (int k = 1; k <= MAX_SHARED_PICK; k++) {
-            List<Rule> rules = new ArrayList<>();
-            for (long timeout : stickyTimeouts) {
-                rules.add(b.rule(kind.leaf(k), concat(concat(key(), RuleParts.lookup(StickyPick.members(kind, timeout))),
-                        verdict(Verdict.goTo(StickyPick.leaf(kind, timeout, k))))));
-            }
-            rules.add(b.rule(kind.leaf(k), p.pickEndpoint(key(), kind.endpoints(k), k)));
-            b.chain(Chain.regular(nf, t, kind.leaf(k)), rules);
+            leaf(k);
         }
-        // A block's leaves send on a sticky port of the block's set of its timeout, declared
-        // (with its chains, StickyPick) only while such a port fills it.
         for (int block : blocks) {
             int lo = block * MAX_SHARED_PICK + 1;
             chains(lo, lo + MAX_SHARED_PICK - 1, List.of());
-            List<Long> sticky = stickyTimeouts.stream()
-                    .filter(timeout -> demanded.contains(StickyPick.blockMembers(kind, timeout, block))).toList();
             for (int k = lo; k < lo + MAX_SHARED_PICK; k++) {
-                List<Rule> rules = new ArrayList<>();
-                for (long timeout : sticky) {
-                    rules.add(b.rule(kind.leaf(k), concat(concat(key(),
-                            RuleParts.lookup(StickyPick.blockMembers(kind, timeout, block))),
-                            verdict(Verdict.goTo(StickyPick.leaf(kind, timeout, k))))));
-                }
-                rules.add(b.rule(kind.leaf(k), p.pickEndpoint(key(), kind.endpoints(k), k)));
-                b.chain(Chain.regular(nf, t, kind.leaf(k)), rules);
+                leaf(k);
             }
         }
+    }
+
+    private void leaf(int k) {
+        List<Rule> rules = new ArrayList<>();
+        if (sticky) {
+            rules.add(b.rule(kind.leaf(k), concat(concat(key(), RuleParts.lookup(StickyPick.allMembers(kind))),
+                    verdict(Verdict.jump(StickyPick.check(kind))))));
+        }
+        rules.add(b.rule(kind.leaf(k), p.pickEndpoint(key(), kind.endpoints(k), k)));
+        b.chain(Chain.regular(nf, t, kind.leaf(k)), rules);
     }
 
     /** A map from "frontend . index" to "endpoint address . port" for a bucket of counts. */

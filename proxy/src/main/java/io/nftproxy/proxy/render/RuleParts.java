@@ -102,6 +102,23 @@ final class RuleParts {
         return List.of(loadDaddr(NFT_REG_1), new Bitwise(NFT_REG_1, NFT_REG_1, len, Bytes.of(mask), Bytes.of(new byte[len])));
     }
 
+    /**
+     * {@code ct original ip daddr . meta l4proto . ct original proto-dst} from 32-bit slot {@code
+     * slot} on: an IP frontend after the DNAT, from the connection's original direction. The
+     * address by its family's key (nft cannot size the family-less one inside a concatenation).
+     */
+    List<Expr> originalDaddrProtoPort(int slot) {
+        List<Expr> out = new ArrayList<>();
+        out.add(new Ct(family == IpFamily.V4 ? Ct.NFT_CT_DST_IP : Ct.NFT_CT_DST_IP6, reg(slot), 0, false));
+        out.addAll(originalProtoPort(slot + addrSlots()));
+        return out;
+    }
+
+    /** {@code meta l4proto . ct original proto-dst} from 32-bit slot {@code slot} on: a NodePort after the DNAT. */
+    static List<Expr> originalProtoPort(int slot) {
+        return List.of(Meta.load(Meta.NFT_META_L4PROTO, reg(slot)), new Ct(Ct.NFT_CT_PROTO_DST, reg(slot + 1), 0, false));
+    }
+
     /** {@code meta l4proto . th dport} from register 1 on. */
     List<Expr> protoPort() {
         return protoPort(0);
@@ -222,6 +239,13 @@ final class RuleParts {
         return List.of(Ct.load(Ct.NFT_CT_STATUS, NFT_REG_1),
                 new Bitwise(NFT_REG_1, NFT_REG_1, 4, Bytes.host32(Ct.STATUS_DNAT), Bytes.host32(0)),
                 new Cmp(NFT_REG_1, Cmp.Op.NEQ, Bytes.host32(0)));
+    }
+
+    /** {@code ct status & dnat == 0}: a connection no NAT sent elsewhere. */
+    static List<Expr> ctStatusNotDnat() {
+        return List.of(Ct.load(Ct.NFT_CT_STATUS, NFT_REG_1),
+                new Bitwise(NFT_REG_1, NFT_REG_1, 4, Bytes.host32(Ct.STATUS_DNAT), Bytes.host32(0)),
+                Cmp.eq(NFT_REG_1, Bytes.host32(0)));
     }
 
     /** {@code meta mark set meta mark | mark}. */

@@ -4,6 +4,7 @@ import static io.nftproxy.proxy.render.NftRenderer.*;
 
 import java.net.InetAddress;
 import java.util.List;
+import java.util.Map;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Data;
@@ -41,11 +42,13 @@ final class ServiceData extends RenderPart {
         int proto = plan.svc().protocol().number();
         int port = plan.svc().port();
         long sticky = NftRenderer.stickyTimeout(plan.svc());
-        List<Endpoint> internal = plan.internal() == Target.LOCAL ? plan.localEndpoints() : plan.clusterEndpoints();
+        boolean internalLocal = plan.internal() == Target.LOCAL;
+        List<Endpoint> internal = internalLocal ? plan.localEndpoints() : plan.clusterEndpoints();
+        AffinityIds internalIds = internalLocal ? b.slots.localIds() : b.slots.clusterIds();
         for (InetAddress ip : plan.clusterIPs()) {
             Bytes k = b.key(ip, proto, port);
-            if (plan.internal() == Target.CLUSTER || plan.internal() == Target.LOCAL) {
-                frontend(PickTree.Kind.IP, k, internal, sticky);
+            if (plan.internal() == Target.CLUSTER || internalLocal) {
+                frontend(PickTree.Kind.IP, k, internal, internalIds, sticky);
             } else {
                 b.noEndpoints(plan.internal(), k, null);
             }
@@ -58,7 +61,7 @@ final class ServiceData extends RenderPart {
             Bytes k = b.key(ip, proto, port);
             switch (plan.external()) {
                 case CLUSTER -> {
-                    frontend(PickTree.Kind.IP, k, cluster, sticky);
+                    frontend(PickTree.Kind.IP, k, cluster, b.slots.clusterIds(), sticky);
                     b.element(EXTERNAL_MASQ, SetElement.of(k));
                 }
                 case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.IP, k, plan, sticky);
@@ -69,7 +72,7 @@ final class ServiceData extends RenderPart {
             Bytes k = b.key(proto, plan.svc().nodePort());
             switch (plan.external()) {
                 case CLUSTER -> {
-                    frontend(PickTree.Kind.NODEPORT, k, cluster, sticky);
+                    frontend(PickTree.Kind.NODEPORT, k, cluster, b.slots.clusterIds(), sticky);
                     b.element(NODEPORT_MASQ, SetElement.of(k));
                 }
                 case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.NODEPORT, k, plan, sticky);
@@ -81,39 +84,64 @@ final class ServiceData extends RenderPart {
     /**
      * An external frontend of policy Local: a member of its kind's Local set, counted and indexed
      * in both trees (the cluster endpoints for pods and the node, this node's for the rest), or
-     * in the set that drops external traffic when this node has none. With affinity, a member of
-     * the sticky sets of both trees: a client is remembered by the index it drew in each.
+     * in the set that drops external traffic when this node has none. With affinity, sticky in
+     * both trees: a client is remembered in the tree it picked through.
      */
     private void externalLocal(PickTree.Kind kind, Bytes key, ServicePlan plan, long stickySeconds) {
         b.element(kind.ip ? LOCAL_IPS : LOCAL_NODEPORTS, SetElement.of(key));
-        inTree(kind, key, plan.clusterEndpoints(), stickySeconds);
+        inTree(kind, key, plan.clusterEndpoints(), b.slots.clusterIds(), stickySeconds);
         if (plan.localEndpoints().isEmpty()) {
             b.element(kind.ip ? NO_LOCAL_ENDPOINT : NODEPORT_NO_LOCAL_ENDPOINT, SetElement.of(key));
         } else {
-            inTree(kind.local(), key, plan.localEndpoints(), stickySeconds);
+            inTree(kind.local(), key, plan.localEndpoints(), b.slots.localIds(), stickySeconds);
         }
     }
 
     /**
      * One frontend that picks among {@code eps}: a member of its kind's set, its count in the bit
      * sets, its endpoints by index, and with affinity ({@code stickySeconds} > 0) a member of the
-     * sticky set of its timeout, which the tree's leaf sends on to {@link StickyPick}'s chains.
+     * sticky sets, which the tree's leaf sends on to {@link StickyPick}'s chains.
      */
-    private void frontend(PickTree.Kind kind, Bytes key, List<Endpoint> eps, long stickySeconds) {
+    private void frontend(PickTree.Kind kind, Bytes key, List<Endpoint> eps, AffinityIds ids, long stickySeconds) {
         b.element(kind.ip ? SERVICE_IPS : SERVICE_NODEPORTS, SetElement.of(key));
-        inTree(kind, key, eps, stickySeconds);
+        inTree(kind, key, eps, ids, stickySeconds);
     }
 
     /**
      * A frontend in one tree: its count in the tree's bit sets, its endpoints by index in the
-     * tree's map for its count, and with affinity a member of the tree's sticky set of its timeout
-     * (of its timeout and block, past MAX_SHARED_PICK endpoints).
+     * tree's map for its count, and with affinity ({@code stickySeconds} > 0) its sticky elements.
      */
-    private void inTree(PickTree.Kind kind, Bytes key, List<Endpoint> eps, long stickySeconds) {
+    private void inTree(PickTree.Kind kind, Bytes key, List<Endpoint> eps, AffinityIds ids, long stickySeconds) {
         PickTree.count(b, kind, key, eps.size());
         endpoints(kind.endpoints(eps.size()), key, eps);
         if (stickySeconds != 0) {
-            b.element(StickyPick.membersFor(kind, stickySeconds, eps.size()), SetElement.of(key));
+            sticky(kind, key, ids, stickySeconds);
+        }
+    }
+
+    /**
+     * A sticky frontend: a member of its kind's sticky sets (any timeout's, its timeout's, its
+     * range of numbers'), and per endpoint "frontend . number" to the endpoint, "frontend .
+     * endpoint" among the pairs and in the bit sets of its number ({@link StickyPick}).
+     */
+    private void sticky(PickTree.Kind kind, Bytes key, AffinityIds ids, long stickySeconds) {
+        int range = ids.range();
+        b.element(StickyPick.allMembers(kind), SetElement.of(key));
+        b.element(StickyPick.members(kind, stickySeconds), SetElement.of(key));
+        b.element(StickyPick.rangeMembers(kind, range), SetElement.of(key));
+        String map = StickyPick.endpoints(kind, range);
+        for (Map.Entry<Integer, Endpoint> held : ids.held().entrySet()) {
+            int id = held.getKey();
+            Endpoint e = held.getValue();
+            Bytes endpoint = MapKeys.endpoint(e.ip(), e.port());
+            b.element(map, SetElement.of(Bytes.concat(key, Bytes.host32(id)), Data.value(endpoint)));
+            Bytes pair = Bytes.concat(key, endpoint);
+            b.element(StickyPick.pairs(kind), SetElement.of(pair));
+            for (int bit = 0; 1 << bit <= id; bit++) {
+                if ((id & 1 << bit) != 0) {
+                    b.element(StickyPick.idBit(kind, bit), SetElement.of(pair));
+                }
+            }
         }
     }
 

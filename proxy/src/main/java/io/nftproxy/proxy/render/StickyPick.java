@@ -1,6 +1,5 @@
 package io.nftproxy.proxy.render;
 
-import static io.nftproxy.proxy.render.NftRenderer.MAX_SHARED_PICK;
 import static io.nftproxy.proxy.render.RuleParts.concat;
 import static io.nftproxy.proxy.render.RuleParts.reg;
 import static io.nftproxy.proxy.render.RuleParts.verdict;
@@ -8,6 +7,7 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.SortedSet;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -15,218 +15,257 @@ import io.nftproxy.netlink.nft.DataType;
 import io.nftproxy.netlink.nft.NfTablesUapi;
 import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.Rule;
-import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Verdict;
+import io.nftproxy.netlink.nft.expr.Dynset;
 import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.netlink.nft.expr.Immediate;
+import io.nftproxy.netlink.nft.expr.Lookup;
+import io.nftproxy.netlink.nft.expr.Payload;
 
 /**
- * ClientIP session affinity for ports that are only data: shared chains per tree ({@link
- * PickTree.Kind}: the cluster trees, and the local trees external traffic of policy Local picks
- * through, each with its own affinity set) and affinity timeout ({@link StickyTimeout}), written
- * once, which remember the <em>index</em> a client drew rather than the endpoint. A client's entry in the kind's affinity set is "client . frontend . index"; the
- * port's endpoints keep their indices from one sync to the next ({@link EndpointSlots}), so the
- * index names the same endpoint for as long as that endpoint stays.
+ * ClientIP session affinity for ports that are only data, with kube-proxy's semantics: a client
+ * keeps its endpoint for as long as that endpoint stays, whatever else comes and goes, and the
+ * clients of an endpoint that went pick again. Shared chains per tree ({@link PickTree.Kind}:
+ * the cluster trees, and the local trees external traffic of policy Local picks through, each
+ * with its own affinity set), written while some sticky port uses them; a port is only elements.
  *
- * <p>For a port of k endpoints, the leaf {@code KIND-sticky-T-pick-k} first jumps to the check
- * chain of the next power of two n ≥ k, one rule per index: "client . frontend . i" in the
- * affinity set jumps to the slot chain of i (slots are per endpoint map, {@link PickTree#bucket}).
- * The slot chain refreshes the entry and DNATs to the endpoint at index i; when there is none (the
- * port has fewer endpoints now) it matches nothing and returns, and the leaf draws {@code numgen random mod k} and goes through the slots map to the
- * slot chain of the index drawn, which remembers it and DNATs. A new index is remembered beside
- * a stale one, and the check finds the lower one first, which is the new one: a stale index is
- * always past the current count.
+ * <p>A client is remembered by its endpoint's <em>number</em> ({@link AffinityIds}), which the
+ * endpoint holds for as long as it stays, not by the index it was drawn at (an index moves to
+ * another endpoint when one goes). Its entry in the kind's affinity set is
+ * "client . frontend . number", written after the DNAT, where the packet carries the endpoint
+ * chosen: {@code sticky-remember}, reached from the filter chains for a new DNATed connection,
+ * finds "frontend . endpoint" in the kind's pairs set and reads the number from its membership in
+ * one set per bit ({@code ip-sticky-id-bit-B}) down a tree of chains, whose leaves write the entry
+ * with the port's timeout ({@code sticky-ips-T}). The tree reads data: the number is not the
+ * result of a lookup used as another's key, which the kernel would run but nft (1.0.6) aborts
+ * listing ("netlink_parse_concat_expr: Assertion 'consumed > 0'", tried: a lookup keyed by a map's
+ * result, an update whose data is one, a key concatenating one).
  *
- * <p>Why not one dynamic map from client to endpoint: the kernel could hold it, but checking that
- * the remembered endpoint is still one of the port's would use a map's result as another lookup's
- * key, which nft (1.0.6) aborts listing. Why the index and not the service port in the key: the
- * shared chains know the packet's frontend, not the service port behind it, and naming the port
- * would need the same map-result key. So a client's affinity is kept per frontend (each ClusterIP,
- * external IP, load-balancer IP, and the NodePort), where kube-proxy keeps one per service port:
- * a client reaching one sticky service through two of its frontends may be sent to two endpoints.
- * And when an endpoint goes, the clients of the endpoint that takes its index lose their
- * affinity once (kube-proxy moves only the removed endpoint's clients).
+ * <p>Before a new connection draws, the tree's leaf for k sends a sticky port ({@code sticky-ips})
+ * to {@code ip-sticky-check}, which goes to the check of the port's range of numbers ({@code
+ * ip-sticky-check-1-8}: numbers below 8; a set per range, {@code sticky-ips-ids-1-8}, says which):
+ * one rule per number asks whether the client is remembered by it and jumps to its slot, which
+ * DNATs to the endpoint holding the number ({@code ip-sticky-endpoints-1-8}, "frontend . number"
+ * to endpoint) or, when none does now, deletes the entry and returns, so that the check goes on
+ * and then the leaf draws. An entry is refreshed only by a connection sent to its endpoint: the
+ * entry of an endpoint that went expires, or goes at its client's next connection.
  *
- * <p>A sticky port past MAX_SHARED_PICK endpoints, in block h of the trees ({@link PickTree}), is
- * a member of {@code sticky-ips-T-block-h} instead of {@code sticky-ips-T}: the set the block's
- * leaves test, and what makes the globals declare that block's sticky chains for T (a check of
- * 128·(h+1) indices, as many slot chains on the block's endpoint map, its slots map, and the
- * leaves for the block's counts), only while some sticky port of T is in the block. They cost a
- * few hundred chains; declared for every timeout and block in use, a cluster with one large
- * plain service and one small sticky one would carry them for nothing.
+ * <p>What stays of nftproxy's own: a client is remembered per frontend (each ClusterIP, external
+ * IP, load-balancer IP, and the NodePort), where kube-proxy keeps one memory per service port for
+ * all of them: the shared chains know the packet's frontend, and naming the service port behind
+ * it needs a map's result in a key, the construct nft cannot list (above).
+ *
+ * <p>Ranges past {@link NftRenderer#MAX_SHARED_PICK} numbers, as every range, are declared only
+ * while some port's numbers are in them: the globals are given the range sets the services fill.
  */
 final class StickyPick extends RenderPart {
     private final PickTree.Kind kind;
-    private final long timeoutSeconds;
-    /** The blocks above the first with a sticky port of this kind and timeout ({@link #blockMembers}), ascending. */
-    private final List<Integer> blocks = new ArrayList<>();
+    /** The affinity timeouts (seconds) of this kind's sticky ports. */
+    private final SortedSet<Long> timeouts;
+    /** The ranges of numbers some port of this kind is in (their highest numbers plus one: 8, 16 … 1024), ascending. */
+    private final List<Integer> ranges = new ArrayList<>();
 
     /**
-     * @param demanded the on-demand sets the services fill, of every kind and timeout (the others' are ignored)
+     * @param demanded the on-demand sets the services fill, of every kind (the others' are ignored)
      */
-    StickyPick(FragmentBuilder b, PickTree.Kind kind, long timeoutSeconds, Set<String> demanded) {
+    StickyPick(FragmentBuilder b, PickTree.Kind kind, SortedSet<Long> timeouts, Set<String> demanded) {
         super(b);
         this.kind = kind;
-        this.timeoutSeconds = timeoutSeconds;
-        for (int block = 1; block < PickTree.BLOCKS; block++) {
-            if (demanded.contains(blockMembers(kind, timeoutSeconds, block))) {
-                blocks.add(block);
+        this.timeouts = timeouts;
+        for (int hi : allRanges()) {
+            if (demanded.contains(rangeMembers(kind, hi))) {
+                ranges.add(hi);
             }
         }
     }
 
-    /** The set of this kind's frontends with this timeout (ports with affinity that are only data). */
-    String members() {
-        return members(kind, timeoutSeconds);
+    /** Every range of numbers a port may need: the endpoint buckets' highest counts (8, 16, … 128, 256, … 1024). */
+    static List<Integer> allRanges() {
+        List<Integer> out = new ArrayList<>(PickTree.sharedBuckets());
+        for (int block = 1; block < PickTree.BLOCKS; block++) {
+            out.add((block + 1) * NftRenderer.MAX_SHARED_PICK);
+        }
+        return out;
     }
 
-    /** {@link #members()} by name alone, for the services' elements and the tree's leaves. */
+    /** The set of this kind's frontends with ClientIP affinity of {@code timeoutSeconds}. */
     static String members(PickTree.Kind kind, long timeoutSeconds) {
         return membersPrefix(kind) + timeoutSeconds;
     }
 
-    /** What the names of this kind's sticky sets start with. */
+    /** The set of this kind's frontends with ClientIP affinity, of any timeout: the leaves send them to the check. */
+    static String allMembers(PickTree.Kind kind) {
+        String prefix = membersPrefix(kind);
+        return prefix.substring(0, prefix.length() - 1);
+    }
+
+    /** What the names of this kind's sticky member sets start with. */
     static String membersPrefix(PickTree.Kind kind) {
         return "sticky-" + (kind.local ? "local-" : "") + (kind.ip ? "ips" : "nodeports") + "-";
     }
 
-    /**
-     * The set of this kind's frontends with this timeout whose endpoint count is in block {@code
-     * block} of the tree (128·block + 1 to 128·(block + 1)): declared while some port fills it.
-     */
-    static String blockMembers(PickTree.Kind kind, long timeoutSeconds, int block) {
-        return members(kind, timeoutSeconds) + "-block-" + block;
+    /** The set of this kind's sticky frontends whose numbers are in the range up to {@code hi}: declared while one is. */
+    static String rangeMembers(PickTree.Kind kind, int hi) {
+        return membersPrefix(kind) + "ids-" + PickTree.bucket(hi);
     }
 
-    /** The set a sticky frontend of k endpoints is a member of: its timeout's, or its block's. */
-    static String membersFor(PickTree.Kind kind, long timeoutSeconds, int k) {
-        int block = (k - 1) / MAX_SHARED_PICK;
-        return block == 0 ? members(kind, timeoutSeconds) : blockMembers(kind, timeoutSeconds, block);
+    /** What the names of the range sets start with ({@link #rangeMembers}): sets declared on demand. */
+    static String rangeMembersPrefix(PickTree.Kind kind) {
+        return membersPrefix(kind) + "ids-";
     }
 
-    /** The set the kernel writes a client's "client . frontend . index" into. */
-    String affinity() {
+    /** The set the kernel writes a client's "client . frontend . number" into. */
+    static String affinity(PickTree.Kind kind) {
         return kind.prefix + "-affinity";
     }
 
-    private String prefix() {
-        return prefix(kind, timeoutSeconds);
+    /** "frontend . number" to endpoint, for the range up to {@code hi}. */
+    static String endpoints(PickTree.Kind kind, int hi) {
+        return kind.prefix + "-sticky-endpoints-" + PickTree.bucket(hi);
     }
 
-    private static String prefix(PickTree.Kind kind, long timeoutSeconds) {
-        return kind.prefix + "-sticky-" + timeoutSeconds;
+    /** "frontend . endpoint address . port" of every sticky port's endpoint: what a DNAT's result is checked against. */
+    static String pairs(PickTree.Kind kind) {
+        return kind.prefix + "-sticky-pairs";
     }
 
-    /** The leaf a sticky port of k endpoints goes to from the tree's leaf for k. */
-    String leaf(int k) {
-        return leaf(kind, timeoutSeconds, k);
+    /** The pairs whose endpoint's number has {@code bit} set. */
+    static String idBit(PickTree.Kind kind, int bit) {
+        return kind.prefix + "-sticky-id-bit-" + bit;
     }
 
-    static String leaf(PickTree.Kind kind, long timeoutSeconds, int k) {
-        return prefix(kind, timeoutSeconds) + "-pick-" + k;
+    /** The chain the tree's leaves send a sticky port to: on to the check of its range. */
+    static String check(PickTree.Kind kind) {
+        return kind.prefix + "-sticky-check";
     }
 
-    /** The chain that looks the client up at each index below n, in order. */
-    private String check(int n) {
-        return prefix() + "-check-" + n;
+    private String check(int hi) {
+        return check(kind) + "-" + PickTree.bucket(hi);
     }
 
-    /**
-     * The chain that remembers index i of a port in the endpoint bucket up to hi: slots are per
-     * bucket because each looks up its bucket's endpoint map (see {@link PickTree#bucket}).
-     */
-    private String slot(int hi, int i) {
-        return prefix() + "-" + PickTree.bucket(hi) + "-slot-" + i;
+    private String slot(int hi, int id) {
+        return kind.prefix + "-sticky-" + PickTree.bucket(hi) + "-slot-" + id;
     }
 
-    /** The map from index to {@link #slot} of the bucket up to hi. */
-    private String slots(int hi) {
-        return prefix() + "-" + PickTree.bucket(hi) + "-slots";
+    /** The chain of the remembering tree that still tells numbers lo..hi apart. */
+    private String remember(int lo, int hi) {
+        return kind.prefix + "-sticky-remember-" + lo + "-" + hi;
     }
 
-    /** The sets and chains of this kind and timeout. */
+    /** Whether this kind's frontends are IP ports (else NodePorts). */
+    boolean ip() {
+        return kind.ip;
+    }
+
+    /** The remembering tree's root, or null when no port of this kind has a number yet. */
+    String rememberRoot() {
+        return ranges.isEmpty() ? null : remember(0, treeSize() - 1);
+    }
+
+    private int highest() {
+        return ranges.get(ranges.size() - 1);
+    }
+
+    /** The sets and chains of this kind. */
     void declare() {
         DataType a = b.addr();
-        if (kind.ip) {
-            b.set(NftSet.set(nf, t, members(), a, DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment(whose("IP ports") + " with ClientIP affinity of " + timeoutSeconds + " s"));
-            b.set(NftSet.set(nf, t, affinity(), a, a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK)
-                    .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(NftRenderer.AFFINITY_DEFAULT_MS)
-                    .withSize(NftRenderer.KERNEL_WRITTEN_SET_SIZE)
-                    .withComment("client . IP port . index: ClientIP affinity"));
-        } else {
-            b.set(NftSet.set(nf, t, members(), DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment(whose("NodePorts") + " with ClientIP affinity of " + timeoutSeconds + " s"));
-            b.set(NftSet.set(nf, t, affinity(), a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK)
-                    .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(NftRenderer.AFFINITY_DEFAULT_MS)
-                    .withSize(NftRenderer.KERNEL_WRITTEN_SET_SIZE)
-                    .withComment("client . NodePort . index: ClientIP affinity"));
+        for (long timeout : timeouts) {
+            b.set(frontendSet(members(kind, timeout)).withComment(
+                    whose(kind.ip ? "IP ports" : "NodePorts") + " with ClientIP affinity of " + timeout + " s"));
         }
-        b.unmanaged.add(affinity());
-        // Per endpoint bucket: the slots and their map.
-        for (int hi : PickTree.sharedBuckets()) {
-            declareSlots(hi);
+        b.set(frontendSet(allMembers(kind)).withComment(whose(kind.ip ? "IP ports" : "NodePorts") + " with ClientIP affinity"));
+        List<DataType> memory = new ArrayList<>(List.of(a));
+        memory.addAll(frontendTypes());
+        memory.add(DataType.MARK);
+        b.set(NftSet.set(nf, t, affinity(kind), memory.toArray(new DataType[0]))
+                .withFlags(NfTablesUapi.NFT_SET_EVAL).withTimeout(NftRenderer.AFFINITY_DEFAULT_MS)
+                .withSize(NftRenderer.KERNEL_WRITTEN_SET_SIZE)
+                .withComment("client . " + (kind.ip ? "IP port" : "NodePort") + " . endpoint number: ClientIP affinity"));
+        b.unmanaged.add(affinity(kind));
+        List<DataType> pair = new ArrayList<>(frontendTypes());
+        pair.add(a);
+        pair.add(DataType.INET_SERVICE);
+        b.set(NftSet.set(nf, t, pairs(kind), pair.toArray(new DataType[0])).withComment(
+                whose(kind.ip ? "sticky IP ports" : "sticky NodePorts") + " . their endpoints"));
+        if (ranges.isEmpty()) {
+            b.chain(Chain.regular(nf, t, check(kind)), List.of()); // what the leaves jump to: nothing to check yet
+            return;
         }
-        // Per power of two n: the check of the indices below n, each to its slot in n's bucket.
-        for (int n = 1; n <= MAX_SHARED_PICK; n *= 2) {
-            declareCheck(n, PickTree.bucketHigh(n));
+        int bits = Integer.numberOfTrailingZeros(treeSize());
+        for (int bit = 0; bit < bits; bit++) {
+            b.set(NftSet.set(nf, t, idBit(kind, bit), pair.toArray(new DataType[0])).withComment(
+                    "the same, whose endpoint's number has bit " + bit + " set"));
         }
-        for (int k = 1; k <= MAX_SHARED_PICK; k++) {
-            declareLeaf(k, Integer.highestOneBit(2 * k - 1));
+        List<Rule> dispatch = new ArrayList<>();
+        for (int hi : ranges) {
+            b.set(frontendSet(rangeMembers(kind, hi)).withComment(
+                    whose(kind.ip ? "sticky IP ports" : "sticky NodePorts") + " with endpoint numbers up to " + (hi - 1)));
+            List<DataType> key = new ArrayList<>(frontendTypes());
+            key.add(DataType.MARK);
+            b.set(new NftSet(nf, t, endpoints(kind, hi), key, DataType.concat(List.of(a, DataType.INET_SERVICE)), 0, 0,
+                    (kind.ip ? "IP port" : "NodePort") + " . endpoint number to " + (kind.local ? "this node's " : "")
+                            + "endpoint address . port, numbers up to " + (hi - 1)));
+            dispatch.add(b.rule(check(kind), concat(concat(frontend(0), RuleParts.lookup(rangeMembers(kind, hi))),
+                    verdict(Verdict.goTo(check(hi))))));
+            declareCheck(hi);
         }
-        // Per block with a sticky port: its set, slots and check of every index up to the block's
-        // highest count (a client may remember any of them), and its leaves.
-        for (int block : blocks) {
-            int lo = block * MAX_SHARED_PICK + 1;
-            int hi = lo + MAX_SHARED_PICK - 1;
-            String members = blockMembers(kind, timeoutSeconds, block);
-            NftSet set = kind.ip ? NftSet.set(nf, t, members, a, DataType.INET_PROTO, DataType.INET_SERVICE)
-                    : NftSet.set(nf, t, members, DataType.INET_PROTO, DataType.INET_SERVICE);
-            b.set(set.withComment(whose(kind.ip ? "IP ports" : "NodePorts") + " with ClientIP affinity of "
-                    + timeoutSeconds + " s and " + lo + " to " + hi + " endpoints"));
-            declareSlots(hi);
-            declareCheck(hi, hi);
-            for (int k = lo; k <= hi; k++) {
-                declareLeaf(k, hi);
-            }
-        }
+        b.chain(Chain.regular(nf, t, check(kind)), dispatch);
+        declareRemember(0, treeSize() - 1);
     }
 
-    /** The slot chains of the indices of bucket {@code hi} (below hi), on its endpoint map, and the map to them. */
-    private void declareSlots(int hi) {
-        b.set(NftSet.map(nf, t, slots(hi), DataType.VERDICT, DataType.MARK).withComment(
-                "index to the chain that remembers it and DNATs to its endpoint, for " + PickTree.bucket(hi) + " endpoints"));
-        for (int i = 0; i < hi; i++) {
-            b.element(slots(hi), SetElement.of(Bytes.host32(i), Verdict.goTo(slot(hi, i))));
-            List<Expr> remember = RuleParts.remember(clientKey(i), affinity(), timeoutSeconds * 1000L);
-            // Remember, then DNAT, in two rules: a refused update (a full affinity set, at
-            // NftRenderer.KERNEL_WRITTEN_SET_SIZE) ends its rule, so a full set costs a new client its
-            // stickiness, not its connection (in one rule, it was left without DNAT: refused).
-            // Still one lookup of the endpoint map per slot chain: the kernel checks each element
-            // added to a map against every rule that looks it up.
-            b.chain(Chain.regular(nf, t, slot(hi, i)), List.of(b.rule(slot(hi, i), remember),
-                    b.rule(slot(hi, i), p.endpointAt(frontend(0), kind.endpoints(hi), i))));
-        }
+    /** The numbers the remembering tree tells apart: the power of two at or above the highest range (a block's may not be one). */
+    private int treeSize() {
+        return Integer.highestOneBit(2 * highest() - 1);
     }
 
-    /** The check of the indices below n, each jumping to its slot chain in bucket {@code hi}. */
-    private void declareCheck(int n, int hi) {
+    /** The check of the numbers below hi: the client remembered by one jumps to its slot. */
+    private void declareCheck(int hi) {
         List<Rule> checks = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            checks.add(b.rule(check(n), concat(concat(clientKey(i), RuleParts.lookup(affinity())),
-                    verdict(Verdict.jump(slot(hi, i))))));
+        for (int id = 0; id < hi; id++) {
+            checks.add(b.rule(check(hi), concat(concat(clientKey(id), RuleParts.lookup(affinity(kind))),
+                    verdict(Verdict.jump(slot(hi, id))))));
+            // DNAT to the endpoint holding the number; when none does now, the entry goes (the
+            // kernel deletes it: it is refreshed only by connections sent to its endpoint) and
+            // the check goes on.
+            List<Expr> forget = new ArrayList<>(clientKey(id));
+            forget.add(new Dynset(affinity(kind), Dynset.NFT_DYNSET_OP_DELETE, NfTablesUapi.NFT_REG_1, 0, 0));
+            b.chain(Chain.regular(nf, t, slot(hi, id)), List.of(
+                    b.rule(slot(hi, id), p.endpointAt(frontend(0), endpoints(kind, hi), id)),
+                    b.rule(slot(hi, id), forget)));
         }
-        b.chain(Chain.regular(nf, t, check(n)), checks);
+        b.chain(Chain.regular(nf, t, check(hi)), checks);
     }
 
     /**
-     * The leaf for k endpoints: the check of the indices below n (the client's remembered index,
-     * if still one of the port's), else a draw among k through the slots of k's bucket.
+     * The chain telling numbers lo..hi apart (a power of two of them) by the highest bit that
+     * differs, and the chains below; the last tells two apart and writes the entry, once per
+     * timeout of this kind (the port's own timeout set decides which).
      */
-    private void declareLeaf(int k, int n) {
-        b.chain(Chain.regular(nf, t, leaf(k)), List.of(
-                b.rule(leaf(k), List.of(verdict(Verdict.jump(check(n))))),
-                b.rule(leaf(k), RuleParts.randomIndexVmap(k, slots(PickTree.bucketHigh(k))))));
+    private void declareRemember(int lo, int hi) {
+        String name = remember(lo, hi);
+        int half = (hi - lo + 1) / 2;
+        int bit = Integer.numberOfTrailingZeros(half);
+        List<Rule> rules = new ArrayList<>();
+        if (half == 1) {
+            for (long timeout : timeouts) {
+                for (int id : new int[] {hi, lo}) {
+                    List<Expr> e = new ArrayList<>(pairLoads());
+                    e.add(id == hi ? RuleParts.lookup(idBit(kind, 0)) : RuleParts.notIn(idBit(kind, 0)));
+                    e.addAll(originalFrontend(0));
+                    e.add(RuleParts.lookup(members(kind, timeout)));
+                    e.addAll(memoryKey(id));
+                    e.add(new Dynset(affinity(kind), Dynset.NFT_DYNSET_OP_UPDATE, NfTablesUapi.NFT_REG_1, 0, timeout * 1000L));
+                    rules.add(b.rule(name, e));
+                }
+            }
+        } else {
+            rules.add(b.rule(name, concat(concat(pairLoads(), RuleParts.lookup(idBit(kind, bit))),
+                    verdict(Verdict.goTo(remember(lo + half, hi))))));
+            rules.add(b.rule(name, List.of(verdict(Verdict.goTo(remember(lo, lo + half - 1))))));
+            declareRemember(lo + half, hi);
+            declareRemember(lo, lo + half - 1);
+        }
+        b.chain(Chain.regular(nf, t, name), rules);
     }
 
     /** "IP ports", or "IP ports of policy Local (their external traffic)" for the local trees'. */
@@ -234,19 +273,64 @@ final class StickyPick extends RenderPart {
         return kind.local ? ports + " of policy Local (their external traffic)" : ports;
     }
 
-    /** The frontend's loads from 32-bit slot {@code slot}: the same key the tree reads. */
+    private NftSet frontendSet(String name) {
+        return NftSet.set(nf, t, name, frontendTypes().toArray(new DataType[0]));
+    }
+
+    private List<DataType> frontendTypes() {
+        return kind.ip ? List.of(b.addr(), DataType.INET_PROTO, DataType.INET_SERVICE)
+                : List.of(DataType.INET_PROTO, DataType.INET_SERVICE);
+    }
+
+    /** The frontend's loads from 32-bit slot {@code slot}, before the DNAT: the same key the tree reads. */
     private List<Expr> frontend(int slot) {
         return kind.ip ? p.daddrProtoPort(slot) : RuleParts.protoPort(slot);
     }
 
-    /** {@code ip saddr . FRONTEND . INDEX} from register 1 on. */
-    private List<Expr> clientKey(int index) {
+    /** The 32-bit slots the frontend takes. */
+    private int frontendSlots() {
+        return kind.ip ? p.addrSlots() + 2 : 2;
+    }
+
+    /** The frontend's loads from 32-bit slot {@code slot} after the DNAT, from the connection's original direction. */
+    private List<Expr> originalFrontend(int slot) {
+        return kind.ip ? p.originalDaddrProtoPort(slot) : RuleParts.originalProtoPort(slot);
+    }
+
+    /** After the DNAT, "frontend . endpoint address . port": the key of the pairs and the number's bit sets. */
+    private List<Expr> pairLoads() {
+        List<Expr> out = new ArrayList<>(originalFrontend(0));
+        int s = frontendSlots();
+        out.add(p.loadDaddr(reg(s)));
+        out.add(Payload.transport(reg(s + p.addrSlots()), 2, 2));
+        return out;
+    }
+
+    /** {@code ip saddr . FRONTEND . NUMBER} from register 1 on, before the DNAT. */
+    private List<Expr> clientKey(int id) {
         int s = p.addrSlots();
         List<Expr> out = new ArrayList<>();
         out.add(p.loadSaddr(reg(0)));
-        List<Expr> front = frontend(s);
-        out.addAll(front);
-        out.add(Immediate.value(reg(s + RuleParts.slots(front)), Bytes.host32(index)));
+        out.addAll(frontend(s));
+        out.add(Immediate.value(reg(s + frontendSlots()), Bytes.host32(id)));
+        return out;
+    }
+
+    /** The same key after the DNAT: the frontend from the connection's original direction. */
+    private List<Expr> memoryKey(int id) {
+        int s = p.addrSlots();
+        List<Expr> out = new ArrayList<>();
+        out.add(p.loadSaddr(reg(0)));
+        out.addAll(originalFrontend(s));
+        out.add(Immediate.value(reg(s + frontendSlots()), Bytes.host32(id)));
+        return out;
+    }
+
+    /** The rule of {@code sticky-remember} that sends a connection DNATed to an endpoint of this kind's sticky frontends down its tree. */
+    List<Expr> toRoot() {
+        List<Expr> out = new ArrayList<>(pairLoads());
+        out.add(Lookup.member(pairs(kind), NfTablesUapi.NFT_REG_1));
+        out.add(verdict(Verdict.jump(rememberRoot())));
         return out;
     }
 }

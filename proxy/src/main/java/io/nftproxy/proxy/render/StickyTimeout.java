@@ -3,10 +3,11 @@ package io.nftproxy.proxy.render;
 import java.util.Comparator;
 
 /**
- * An affinity timeout whose shared sticky chains the table holds, on the cluster trees or on the
- * local trees (external traffic of policy Local). The globals declare exactly the ones the
- * services in the state use: each set of chains is some 1,000 chains and 3,000 rules per family,
- * and the local trees' are wanted only by ports that are both sticky and of policy Local.
+ * An affinity timeout some sticky port of the state has, on the cluster trees or on the local
+ * trees (external traffic of policy Local): the globals hold its set of frontends and the rules
+ * that remember clients for that long ({@link StickyPick}), and the sticky chains of a kind of
+ * tree only while some timeout is in use on it (the local trees' only for ports that are both
+ * sticky and of policy Local).
  *
  * @param seconds the ClientIP affinity timeout
  * @param local   the local trees' chains rather than the cluster trees'

@@ -37,9 +37,9 @@ import io.nftproxy.sandbox.Netns;
 
 /**
  * ClientIP affinity of a service that is only data, with real connections, while its endpoints
- * change through partial syncs: a client keeps its endpoint while that endpoint stays (unless it
- * held the last index, which the removed endpoint's index goes to), and a client whose index is
- * past the new count is picked for again, never sent nowhere.
+ * change through partial syncs, as kube-proxy keeps it: every client keeps its endpoint while that
+ * endpoint stays, whatever else comes and goes, and the clients of an endpoint that went pick
+ * again among the others, never sent nowhere.
  */
 class AffinityAcrossChangesKernelTest {
     static final ServicePortName ID = new ServicePortName("default", "sticky", "http", Protocol.TCP);
@@ -112,36 +112,53 @@ class AffinityAcrossChangesKernelTest {
             syncer.sync(state(EPS), null);
             // The operator's tools read the shared sticky chains (nft lists them, also as JSON).
             String listed = topo.node.exec("nft", "list", "table", "ip", "nftproxy");
-            assertTrue(listed.contains("ip daddr . meta l4proto . th dport @sticky-ips-60 goto ip-sticky-60-pick-4"), listed);
-            assertTrue(listed.contains("numgen random mod 4 vmap @ip-sticky-60-1-8-slots"), listed);
-            assertTrue(topo.node.exec("nft", "-j", "list", "ruleset").contains("ip-sticky-60-check-4"), "nft -j reads them");
+            assertTrue(listed.contains("ip daddr . meta l4proto . th dport @sticky-ips jump ip-sticky-check"), listed);
+            assertTrue(listed.contains("delete @ip-affinity"), listed);
+            assertTrue(topo.node.exec("nft", "-j", "list", "ruleset").contains("ip-sticky-check-1-8"), "nft -j reads them");
             Map<String, String> before = chosen(topo, clients);
-            assertTrue(Set.copyOf(before.values()).size() >= 2, "clients spread over the endpoints: " + before);
+            assertTrue(Set.copyOf(before.values()).size() >= 3, "clients spread over the endpoints: " + before);
 
-            // 10.244.1.3 (index 1) goes: 10.244.1.5 (the last index, 3) takes index 1.
+            // 10.244.1.3 (index 1) goes; 10.244.1.5 (the last index, 3) takes its index, and
+            // keeps its clients all the same: they are remembered by its number, not its index.
             syncer.sync(state(List.of("10.244.1.2", "10.244.1.4", "10.244.1.5")), Set.of(ID));
             Map<String, String> after = chosen(topo, clients);
+            int moved = 0;
             for (String c : CLIENTS) {
                 String had = before.get(c);
-                if (had.startsWith("10.244.1.2:") || had.startsWith("10.244.1.4:")) {
-                    assertEquals(had, after.get(c), "client " + c + " keeps its endpoint, which stayed at its index");
+                if (had.startsWith("10.244.1.3:")) {
+                    moved++;
+                } else {
+                    assertEquals(had, after.get(c), "client " + c + " keeps its endpoint, which stayed");
                 }
                 assertTrue(!after.get(c).startsWith("10.244.1.3:"), "never the endpoint that went: " + c);
             }
+            // The entries of the endpoint that went are gone (deleted as its clients came back),
+            // each client has one, and the removed endpoint's clients are remembered anew.
+            assertEquals(CLIENTS.size(), affinityEntries(nft), "one entry per client");
 
-            // Down to one endpoint: every remembered index past it is picked for again.
+            // A new endpoint takes a number never given: nobody is sent to it for an old memory.
+            syncer.sync(state(List.of("10.244.1.2", "10.244.1.4", "10.244.1.5", "10.244.1.3")), Set.of(ID));
+            assertEquals(after, chosen(topo, clients), "every client stays where it was after an endpoint came");
+
+            // Down to one endpoint: every client that remembered another is picked for again.
             syncer.sync(state(List.of("10.244.1.2")), Set.of(ID));
             for (String c : CLIENTS) {
                 Topology.Outcome o = topo.tcp(clients, c, "10.96.0.30", 80);
                 assertEquals("10.244.1.2:8080", o.answeredBy(), c + ": " + o);
             }
-            // And back to two: the clients all stay where they are, remembered at index 0.
+            // And back to two: the clients all stay where they are.
             syncer.sync(state(List.of("10.244.1.2", "10.244.1.4")), Set.of(ID));
             for (String c : CLIENTS) {
                 Topology.Outcome o = topo.tcp(clients, c, "10.96.0.30", 80);
                 assertEquals("10.244.1.2:8080", o.answeredBy(), "still sticky after the count grew: " + c + ": " + o);
             }
+            assertTrue(moved > 0, "some client was on the endpoint that went: " + before);
         }
+    }
+
+    /** How many clients the kernel remembers for ClusterIP-like frontends. */
+    static int affinityEntries(NftClient nft) throws Exception {
+        return nft.listElements(Family.IP, "nftproxy", "ip-affinity").size();
     }
 
     /**

@@ -149,8 +149,8 @@ class ManyEndpointsKernelTest {
             syncer.sync(sticky(k), null);
             String chains = topo.node.exec("nft", "list", "chains", "ip");
             assertFalse(chains.contains("svc-"), "no chain of its own");
-            assertTrue(chains.contains("chain ip-sticky-60-check-256 "), chains);
-            assertTrue(sets(topo).contains("set sticky-ips-60-block-1 "), sets(topo));
+            assertTrue(chains.contains("chain ip-sticky-check-129-256 "), chains);
+            assertTrue(sets(topo).contains("set sticky-ips-ids-129-256 "), sets(topo));
             Map<String, String> before = chosen(topo, clients, ips, k);
             assertTrue(Set.copyOf(before.values()).size() >= 6, "12 clients spread over " + k + " endpoints: " + before);
             Topology.Outcome viaNodePort = topo.tcp(topo.ext, null, Topology.NODE_IP, 30051);
@@ -163,12 +163,12 @@ class ManyEndpointsKernelTest {
             assertEquals(0, grown.changedChains(), "an endpoint added to a sticky port past 128 changes no chain");
             assertEquals(before, chosen(topo, clients, ips, k + 1));
 
-            // Out of the block: its sticky chains go with their last port; clients whose endpoint
+            // Out of the block: the chains of its numbers' range go with their last port; clients whose endpoint
             // stayed keep it, the others are picked for again among the current ones.
             int fewer = NftRenderer.MAX_SHARED_PICK - 8;
             syncer.sync(sticky(fewer), Set.of(STICKY));
-            assertFalse(topo.node.exec("nft", "list", "chains", "ip").contains("ip-sticky-60-check-256"));
-            assertFalse(sets(topo).contains("sticky-ips-60-block-1"), sets(topo));
+            assertFalse(topo.node.exec("nft", "list", "chains", "ip").contains("ip-sticky-check-129-256"));
+            assertFalse(sets(topo).contains("sticky-ips-ids-129-256"), sets(topo));
             Map<String, String> after = chosen(topo, clients, ips, fewer);
             for (String c : ips) {
                 int had = Integer.parseInt(before.get(c).substring(before.get(c).lastIndexOf(':') + 1));

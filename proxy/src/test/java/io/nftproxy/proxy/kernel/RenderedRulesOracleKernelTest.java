@@ -96,16 +96,18 @@ class RenderedRulesOracleKernelTest {
     /**
      * The forms nft's parser refuses although the kernel runs them and nft lists them, each for a
      * reason of nft's type checker, not of the encoding: a random index looked up in a map whose
-     * key types the index as a mark (nft calls numgen's result an integer), the same index
-     * keying a verdict map (the sticky chains' slots), a constant index inside a concatenation
-     * (nft types a concatenation from its parts, and a bare number has no type: the sticky
-     * chains' checks and slots), and a lookup whose key is all constants (the counting rule of
-     * --endpoint-counters). Nothing else may be refused.
+     * key types the index as a mark (nft calls numgen's result an integer), a constant number
+     * inside a concatenation (nft types a concatenation from its parts, and a bare number has no
+     * type: the sticky chains' checks, slots and remembering leaves), and a lookup whose key is
+     * all constants (the counting rule of --endpoint-counters), and the original destination
+     * port of a connection ({@code ct original proto-dst}) in a concatenation, which nft types
+     * only after a protocol's match (the sticky chains' remembering tree, for every protocol).
+     * Nothing else may be refused.
      */
     static final List<Pattern> NFT_CANNOT_SAY = List.of(
             Pattern.compile(" dnat ip6? to (ip6? daddr \\. )?meta l4proto \\. th dport \\. numgen random mod \\d+ map @(service|nodeport|local|nodeport-local)-endpoints-\\d+-\\d+$"),
-            Pattern.compile(" numgen random mod \\d+ vmap @(ip|nodeport|ip-local|nodeport-local)-sticky-\\d+-\\d+-\\d+-slots$"),
-            Pattern.compile(" th dport \\. 0x[0-9a-f]{8} "),
+            Pattern.compile(" (th dport|ct original proto-dst) \\. 0x[0-9a-f]{8} "),
+            Pattern.compile(" ct original proto-dst( \\. ip6? daddr \\. th dport)? @"),
             Pattern.compile(" [0-9a-f.:]+ \\. [a-z]+ \\. \\d+ \\. [0-9a-f.:]+ \\. \\d+ @chain-endpoints "));
 
     /**

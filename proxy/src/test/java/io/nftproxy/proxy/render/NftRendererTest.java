@@ -177,8 +177,9 @@ class NftRendererTest {
                 lookups.merge(m.group(1), 1, Integer::sum);
             }
         }));
-        assertEquals(8 + 8, lookups.get("service-endpoints-1-8"), "8 leaves, 8 slot chains of the one timeout");
-        assertEquals(8 + 16, lookups.get("service-endpoints-9-16"), "8 leaves, 16 slot chains of the one timeout");
+        assertEquals(8, lookups.get("service-endpoints-1-8"), "8 leaves");
+        assertEquals(8, lookups.get("service-endpoints-9-16"), "8 leaves");
+        assertEquals(16, lookups.get("ip-sticky-endpoints-9-16"), "the 16 slots of the sticky port's numbers");
         assertEquals(NftRenderer.MAX_SHARED_PICK, lookups.get("service-endpoints-129-256"), "the block's leaves");
         for (String map : g.sets().keySet()) {
             if (NftRenderer.endpointMapBase(map) != null) {
@@ -189,6 +190,8 @@ class NftRendererTest {
         assertEquals(NftRenderer.SERVICE_ENDPOINTS, NftRenderer.endpointMapBase("service-endpoints-1-8"));
         assertEquals(null, NftRenderer.endpointMapBase("service-endpoints-1-1"));
         assertEquals(NftRenderer.NODEPORT_LOCAL_ENDPOINTS, NftRenderer.endpointMapBase("nodeport-local-endpoints-897-1024"));
+        assertEquals(NftRenderer.SERVICE_ENDPOINTS, NftRenderer.endpointMapBase("ip-sticky-endpoints-1-8"),
+                "a connection sent to a remembered endpoint counts as one drawn");
         assertEquals(null, NftRenderer.endpointMapBase(NftRenderer.SERVICE_ENDPOINTS_CHECK));
         assertTrue(NftRenderer.ENDPOINT_COUNTED_SETS.contains("nodeport-endpoints-65-128"), "endpoint counters read every endpoint map");
 
@@ -199,8 +202,7 @@ class NftRendererTest {
         assertEquals(16, sixteen.elements().get("nodeport-endpoints-9-16").size());
         assertFalse(seventeen.elements().containsKey("service-endpoints-9-16"), "moved");
         assertEquals(17, seventeen.elements().get("service-endpoints-17-32").size());
-        assertEquals(List.of("jump ip-sticky-600-check-32", "numgen random mod 17 vmap @ip-sticky-600-17-32-slots"),
-                g.chains().get("ip-sticky-600-pick-17").rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+        assertEquals(17, seventeen.elements().get("ip-sticky-endpoints-17-32").size(), "its numbers' range moved with it");
     }
 
     @Test
@@ -242,41 +244,44 @@ class NftRendererTest {
     }
 
     @Test
-    void stickyPortsPastTheTreeAreDataWithChainsPerTimeoutAndBlockDeclaredWhileUsed() {
+    void stickyPortsPastTheTreeAreDataWithTheChainsOfTheirRangeDeclaredWhileUsed() {
         NftRenderer r = new NftRenderer(CFG);
         int k = NftRenderer.MAX_SHARED_PICK + 3; // block 1, k - 1 = 128 + 2: bit 1
         ServicePort stickyBig = ServicePort.builder(new ServicePortName("default", "sticky-big", "http", Protocol.TCP), 80)
                 .clusterIPs(List.of(Inet.parse("10.96.0.21"))).nodePort(30021).affinitySeconds(600).build();
         Fragment f = r.service(IpFamily.V4, stickyBig, manyEps(k), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
-        assertEquals(Set.of("ip-count-block-1", "nodeport-count-block-1", "sticky-ips-600-block-1", "sticky-nodeports-600-block-1"),
+        assertEquals(Set.of("ip-count-block-1", "nodeport-count-block-1", "sticky-ips-ids-129-256", "sticky-nodeports-ids-129-256"),
                 NftRenderer.onDemandSets(f));
-        assertEquals(List.of("10.96.0.21 . tcp . 80"), keys(f, "sticky-ips-600-block-1"));
-        assertFalse(f.elements().containsKey("sticky-ips-600"), "a member of its block's sticky set only");
+        assertEquals(List.of("10.96.0.21 . tcp . 80"), keys(f, "sticky-ips-ids-129-256"));
+        assertEquals(List.of("10.96.0.21 . tcp . 80"), keys(f, "sticky-ips-600"));
         assertEquals(k, f.elements().get("service-endpoints-129-256").size());
+        assertEquals(k, f.elements().get("ip-sticky-endpoints-129-256").size());
 
         ProxyState st = new ProxyState(Map.of(stickyBig.id(), stickyBig), Map.of(stickyBig.id(), manyEps(k)), NODE);
         Fragment g = r.globals(IpFamily.V4, st);
         assertEquals(NftRenderer.onDemandSets(f), NftRenderer.onDemandDeclared(g));
         Function<String, List<String>> body = chain -> g.chains().get(chain).rules().stream()
                 .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
-        // The block's leaf sends the block's sticky ports of 600 s on; the rest draws as before.
-        List<String> leaf = body.apply("ip-pick-" + k);
-        assertEquals(2, leaf.size(), leaf.toString());
-        assertEquals("ip daddr . meta l4proto . th dport @sticky-ips-600-block-1 goto ip-sticky-600-pick-" + k, leaf.get(0));
-        assertEquals(List.of("jump ip-sticky-600-check-256", "numgen random mod " + k + " vmap @ip-sticky-600-129-256-slots"),
-                body.apply("ip-sticky-600-pick-" + k));
-        // The check covers every index of the block (a client may remember any), in order.
-        List<String> check = body.apply("ip-sticky-600-check-256");
+        // The block's leaf sends sticky ports to the check of their range, then draws.
+        assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips jump ip-sticky-check",
+                "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k + " map @service-endpoints-129-256"),
+                body.apply("ip-pick-" + k));
+        assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips-ids-129-256 goto ip-sticky-check-129-256"),
+                body.apply("ip-sticky-check"));
+        // The check covers every number of the range (a client may remember any), in order.
+        List<String> check = body.apply("ip-sticky-check-129-256");
         assertEquals(2 * NftRenderer.MAX_SHARED_PICK, check.size());
-        assertEquals("ip saddr . ip daddr . meta l4proto . th dport . 0x000000ff @ip-affinity jump ip-sticky-600-129-256-slot-255",
+        assertEquals("ip saddr . ip daddr . meta l4proto . th dport . 0x000000ff @ip-affinity jump ip-sticky-129-256-slot-255",
                 check.get(255));
-        assertEquals(List.of("update @ip-affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x00000080 timeout 600s }",
-                "dnat ip to ip daddr . meta l4proto . th dport . 0x00000080 map @service-endpoints-129-256"),
-                body.apply("ip-sticky-600-129-256-slot-128"));
-        assertEquals(2 * NftRenderer.MAX_SHARED_PICK, g.elements().get("ip-sticky-600-129-256-slots").size());
+        assertEquals(List.of("dnat ip to ip daddr . meta l4proto . th dport . 0x00000080 map @ip-sticky-endpoints-129-256",
+                "delete @ip-affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x00000080 }"),
+                body.apply("ip-sticky-129-256-slot-128"));
+        // The remembering tree reads the 8 bits of 256 numbers.
+        assertTrue(g.chains().containsKey("ip-sticky-remember-0-255") && g.sets().containsKey("ip-sticky-id-bit-7"));
+        assertFalse(g.sets().containsKey("ip-sticky-id-bit-8"));
 
-        // A plain port in the block: the block's tree, no sticky chains for it.
+        // A plain port in the block and a small sticky one: the block's tree, the small range's chains.
         ServicePort plainBig = ServicePort.builder(new ServicePortName("default", "big", "http", Protocol.TCP), 80)
                 .clusterIPs(List.of(Inet.parse("10.96.0.20"))).build();
         ServicePort small = ServicePort.builder(new ServicePortName("default", "small", "http", Protocol.TCP), 80)
@@ -284,10 +289,11 @@ class NftRendererTest {
         ProxyState mixed = new ProxyState(Map.of(plainBig.id(), plainBig, small.id(), small),
                 Map.of(plainBig.id(), manyEps(k), small.id(), manyEps(2)), NODE);
         Fragment h = r.globals(IpFamily.V4, mixed);
-        assertEquals(Set.of("ip-count-block-1"), NftRenderer.onDemandDeclared(h));
-        assertFalse(h.chains().containsKey("ip-sticky-600-check-256"), "no sticky port in the block: none of its chains");
-        assertTrue(h.chains().containsKey("ip-sticky-600-check-128"));
-        assertEquals(1, h.chains().get("ip-pick-" + k).rules().size(), "the block's leaf only draws");
+        assertEquals(Set.of("ip-count-block-1", "sticky-ips-ids-1-8"), NftRenderer.onDemandDeclared(h));
+        assertFalse(h.chains().containsKey("ip-sticky-check-129-256"), "no sticky port in the range: none of its chains");
+        assertTrue(h.chains().containsKey("ip-sticky-check-1-8"));
+        assertFalse(h.chains().containsKey("ip-sticky-check-9-16"), "nor of a range no sticky port is in");
+        assertTrue(h.chains().containsKey("ip-sticky-remember-0-7") && !h.sets().containsKey("ip-sticky-id-bit-3"));
     }
 
     @Test
@@ -383,18 +389,20 @@ class NftRendererTest {
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
         Bytes np = MapKeys.nodePort(6, 30001);
         assertEquals(List.of(np), f.elements().get("sticky-nodeports-600").stream().map(SetElement::key).toList(),
-                "pods and the node: remembered in the cluster tree's sticky chains");
+                "pods and the node: remembered in the cluster tree");
         assertEquals(List.of(np), f.elements().get("sticky-local-nodeports-600").stream().map(SetElement::key).toList(),
-                "the rest: in the local tree's");
+                "the rest: in the local tree");
         Fragment g = r.globals(IpFamily.V4, state(port));
-        assertEquals(List.of("meta l4proto . th dport @sticky-local-nodeports-600 goto nodeport-local-sticky-600-pick-1",
+        assertEquals(List.of("meta l4proto . th dport @sticky-local-nodeports jump nodeport-local-sticky-check",
                         "dnat ip to meta l4proto . th dport . numgen random mod 1 map @nodeport-local-endpoints-1-8"),
                 g.chains().get("nodeport-local-pick-1").rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
-        assertTrue(g.sets().containsKey("nodeport-local-affinity"), "its own memory of the local indices");
+        assertTrue(g.sets().containsKey("nodeport-local-affinity"), "its own memory of the local endpoints");
+        assertEquals(1, f.elements().get("nodeport-local-sticky-endpoints-1-8").size(), "the one local endpoint, numbered");
+        assertEquals(2, f.elements().get("nodeport-sticky-endpoints-1-8").size(), "both, numbered");
         Fragment clusterOnly = r.globals(IpFamily.V4, state(svc("np", "10.96.0.11", 30001, false, 600)));
-        assertTrue(clusterOnly.chains().containsKey("nodeport-sticky-600-pick-1"));
-        assertFalse(clusterOnly.chains().containsKey("nodeport-local-sticky-600-pick-1"),
-                "the local trees' sticky chains only for a timeout a sticky port of policy Local has");
+        assertTrue(clusterOnly.chains().containsKey("nodeport-sticky-check"));
+        assertFalse(clusterOnly.chains().containsKey("nodeport-local-sticky-check"),
+                "the local trees' sticky chains only while a sticky port of policy Local is");
         assertFalse(clusterOnly.sets().containsKey("nodeport-local-affinity"));
     }
 
@@ -445,7 +453,7 @@ class NftRendererTest {
     }
 
     @Test
-    void aStickyServiceIsOnlyElementsAndItsTimeoutsChainsRememberTheIndexDrawn() {
+    void aStickyServiceIsOnlyElementsAndItsClientsAreRememberedByTheirEndpointsNumber() {
         NftRenderer r = new NftRenderer(CFG);
         ServicePort sticky = svc("sticky", "10.96.0.14", 30014, false, 600);
         Fragment f = r.service(IpFamily.V4, sticky, eps(3, "node-b"), NODE);
@@ -456,33 +464,86 @@ class NftRendererTest {
             }
         }
         assertEquals(List.of("10.96.0.14 . tcp . 80"), keys(f, "sticky-ips-600"));
+        assertEquals(List.of("10.96.0.14 . tcp . 80"), keys(f, "sticky-ips"));
+        assertEquals(List.of("10.96.0.14 . tcp . 80"), keys(f, "sticky-ips-ids-1-8"));
         assertEquals(1, f.elements().get("sticky-nodeports-600").size());
+        // Each endpoint numbered, its pair with the frontend in the bit sets of its number (0, 1, 2).
+        assertEquals(3, f.elements().get("ip-sticky-endpoints-1-8").size());
+        assertEquals(3, f.elements().get("ip-sticky-pairs").size());
+        assertEquals(1, f.elements().get("ip-sticky-id-bit-0").size());
+        assertEquals(1, f.elements().get("ip-sticky-id-bit-1").size());
 
         Fragment g = r.globals(IpFamily.V4, state(sticky));
         Fragment none = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
-        assertFalse(none.chains().containsKey("ip-sticky-600-pick-3"), "a timeout no service has has no chains");
+        assertFalse(none.chains().containsKey("ip-sticky-check") || none.chains().containsKey(GlobalChains.STICKY_REMEMBER),
+                "no sticky port: none of their chains");
         assertTrue(g.unmanagedSets().containsAll(List.of("ip-affinity", "nodeport-affinity")), "the kernel fills them");
         java.util.function.Function<String, List<String>> body = c -> g.chains().get(c).rules().stream()
                 .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
-        // The tree's leaf for 3 sends a member of the sticky set on; the sticky leaf checks 4 indices, then draws.
-        assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips-600 goto ip-sticky-600-pick-3",
+        // The tree's leaf for 3 sends a sticky port to the check of its numbers' range, then draws.
+        assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips jump ip-sticky-check",
                 "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 map @service-endpoints-1-8"), body.apply("ip-pick-3"));
-        assertEquals(List.of("jump ip-sticky-600-check-4", "numgen random mod 3 vmap @ip-sticky-600-1-8-slots"),
-                body.apply("ip-sticky-600-pick-3"));
-        List<String> checks = body.apply("ip-sticky-600-check-4");
-        assertEquals(4, checks.size());
-        assertEquals("ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 @ip-affinity jump ip-sticky-600-1-8-slot-2",
+        List<String> checks = body.apply("ip-sticky-check-1-8");
+        assertEquals(8, checks.size());
+        assertEquals("ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 @ip-affinity jump ip-sticky-1-8-slot-2",
                 checks.get(2));
-        // Remembered, then DNATed in a rule of its own: a full set (the kernel refusing to
-        // remember) does not stop the DNAT.
-        assertEquals(List.of("update @ip-affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 timeout 600s }",
-                "dnat ip to ip daddr . meta l4proto . th dport . 0x00000002 map @service-endpoints-1-8"),
-                body.apply("ip-sticky-600-1-8-slot-2"));
-        assertEquals(8, g.elements().get("ip-sticky-600-1-8-slots").size(), "an index below 8 to its slot chain");
-        assertEquals(List.of("meta l4proto . th dport @sticky-nodeports-600 goto nodeport-sticky-600-pick-3",
-                "dnat ip to meta l4proto . th dport . numgen random mod 3 map @nodeport-endpoints-1-8"), body.apply("nodeport-pick-3"));
-        assertEquals(List.of("update @nodeport-affinity { ip saddr . meta l4proto . th dport . 0x00000000 timeout 600s }",
-                "dnat ip to meta l4proto . th dport . 0x00000000 map @nodeport-endpoints-1-8"), body.apply("nodeport-sticky-600-1-8-slot-0"));
+        // The endpoint holding the number, or the entry goes and the check goes on.
+        assertEquals(List.of("dnat ip to ip daddr . meta l4proto . th dport . 0x00000002 map @ip-sticky-endpoints-1-8",
+                "delete @ip-affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 }"),
+                body.apply("ip-sticky-1-8-slot-2"));
+        // After the DNAT: the endpoint's number read from the bit sets, remembered with the port's timeout.
+        assertEquals(List.of("ct status ! dnat return",
+                "ct original ip daddr . meta l4proto . ct original proto-dst . ip daddr . th dport @ip-sticky-pairs jump ip-sticky-remember-0-7",
+                "ct original ip daddr . meta l4proto . ct original proto-dst @service-ips return",
+                "ct original ip daddr . meta l4proto . ct original proto-dst @local-ips return",
+                "meta l4proto . ct original proto-dst . ip daddr . th dport @nodeport-sticky-pairs jump nodeport-sticky-remember-0-7"),
+                body.apply(GlobalChains.STICKY_REMEMBER));
+        assertEquals(List.of("ct original ip daddr . meta l4proto . ct original proto-dst . ip daddr . th dport @ip-sticky-id-bit-2 goto ip-sticky-remember-4-7",
+                "goto ip-sticky-remember-0-3"), body.apply("ip-sticky-remember-0-7"));
+        assertEquals(List.of("ct original ip daddr . meta l4proto . ct original proto-dst . ip daddr . th dport @ip-sticky-id-bit-0"
+                        + " ct original ip daddr . meta l4proto . ct original proto-dst @sticky-ips-600"
+                        + " update @ip-affinity { ip saddr . ct original ip daddr . meta l4proto . ct original proto-dst . 0x00000003 timeout 600s }",
+                "ct original ip daddr . meta l4proto . ct original proto-dst . ip daddr . th dport != @ip-sticky-id-bit-0"
+                        + " ct original ip daddr . meta l4proto . ct original proto-dst @sticky-ips-600"
+                        + " update @ip-affinity { ip saddr . ct original ip daddr . meta l4proto . ct original proto-dst . 0x00000002 timeout 600s }"),
+                body.apply("ip-sticky-remember-2-3"));
+        for (String hook : List.of("filter-forward", "filter-input", "filter-output-post-dnat")) {
+            assertTrue(body.apply(hook).contains("ct state new jump sticky-remember"), hook);
+            assertFalse(none.chains().get(hook).rules().stream().map(x -> NftPrinter.ruleBody(x, none.sets()::get))
+                    .anyMatch(x -> x.contains("sticky")), hook + " without sticky ports");
+        }
+        assertEquals(List.of("dnat ip to meta l4proto . th dport . 0x00000000 map @nodeport-sticky-endpoints-1-8",
+                "delete @nodeport-affinity { ip saddr . meta l4proto . th dport . 0x00000000 }"), body.apply("nodeport-sticky-1-8-slot-0"));
+    }
+
+    @Test
+    void anEndpointKeepsItsAffinityNumberWhileItStays() {
+        NftRenderer r = new NftRenderer(CFG);
+        ServicePort sticky = svc("sticky", "10.96.0.14", 0, false, 600);
+        List<Endpoint> four = eps(4, "node-b");
+        Fragment first = r.service(IpFamily.V4, sticky, four, NODE);
+        // The second goes: the last takes its index, but every endpoint keeps its number.
+        List<Endpoint> three = List.of(four.get(0), four.get(2), four.get(3));
+        Fragment second = r.service(IpFamily.V4, sticky, three, NODE, first.slots());
+        assertEquals(four.get(3), second.slots().cluster().get(1), "the last endpoint took the index that went");
+        assertEquals(Map.of(0, four.get(0), 2, four.get(2), 3, four.get(3)), second.slots().clusterIds().held());
+        // One comes: a number never given, not the one that went (clients may still remember it).
+        List<Endpoint> back = new ArrayList<>(three);
+        back.add(Endpoint.ready(Inet.parse("10.244.7.7"), 8080, "node-b"));
+        Fragment third = r.service(IpFamily.V4, sticky, back, NODE, second.slots());
+        assertEquals(back.get(3), third.slots().clusterIds().held().get(4));
+        // With every number of the range taken or freed, the one freed longest ago is given.
+        AffinityIds ids = third.slots().clusterIds();
+        List<Endpoint> more = new ArrayList<>(back);
+        for (int i = 0; i < 4; i++) {
+            more.add(Endpoint.ready(Inet.parse("10.244.8." + (1 + i)), 8080, "node-b"));
+        }
+        AffinityIds full = ids.next(more);
+        assertEquals(8, full.held().size());
+        assertEquals(more.get(7), full.held().get(1), "the freed number, once none is left unused");
+        assertEquals(8, full.range());
+        assertEquals(AffinityIds.NONE, r.service(IpFamily.V4, svc("plain", "10.96.0.15", 0, false, 0), four, NODE)
+                .slots().clusterIds(), "a port without affinity numbers nothing");
     }
 
     @Test
