@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.SortedSet;
+import java.util.function.IntFunction;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -308,20 +309,19 @@ final class StickyPick extends RenderPart {
 
     /** {@code ip saddr . FRONTEND . NUMBER} from register 1 on, before the DNAT. */
     private List<Expr> clientKey(int id) {
-        int s = p.addrSlots();
-        List<Expr> out = new ArrayList<>();
-        out.add(p.loadSaddr(reg(0)));
-        out.addAll(frontend(s));
-        out.add(Immediate.value(reg(s + frontendSlots()), Bytes.host32(id)));
-        return out;
+        return clientKey(this::frontend, id);
     }
 
     /** The same key after the DNAT: the frontend from the connection's original direction. */
     private List<Expr> memoryKey(int id) {
+        return clientKey(this::originalFrontend, id);
+    }
+
+    private List<Expr> clientKey(IntFunction<List<Expr>> frontendAt, int id) {
         int s = p.addrSlots();
         List<Expr> out = new ArrayList<>();
         out.add(p.loadSaddr(reg(0)));
-        out.addAll(originalFrontend(s));
+        out.addAll(frontendAt.apply(s));
         out.add(Immediate.value(reg(s + frontendSlots()), Bytes.host32(id)));
         return out;
     }
