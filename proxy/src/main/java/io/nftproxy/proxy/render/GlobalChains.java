@@ -31,15 +31,23 @@ import io.nftproxy.proxy.model.Cidr;
 final class GlobalChains extends RenderPart {
     private final List<Cidr> serviceCidrs;
     private final Fragment picks;
+    /** The firewall shards some load-balancer IP with source ranges is in ({@link NftRenderer#FIREWALL_ALLOW}), ascending. */
+    private final List<Integer> shards = new ArrayList<>();
 
     /**
      * @param serviceCidrs the service network of this family, whose unallocated addresses are dropped
      * @param picks        the shared picking chains ({@link #picks})
+     * @param demanded     the on-demand sets the services fill ({@link NftRenderer#isOnDemandSet})
      */
-    GlobalChains(FragmentBuilder b, List<Cidr> serviceCidrs, Fragment picks) {
+    GlobalChains(FragmentBuilder b, List<Cidr> serviceCidrs, Fragment picks, Set<String> demanded) {
         super(b);
         this.serviceCidrs = serviceCidrs;
         this.picks = picks;
+        for (int k = 0; k < FIREWALL_SHARDS; k++) {
+            if (demanded.contains(FIREWALL_ALLOW + k)) {
+                shards.add(k);
+            }
+        }
     }
 
     /**
@@ -130,10 +138,14 @@ final class GlobalChains extends RenderPart {
         // Interval sets of concatenations (the kernel's pipapo) for the ports' ranges, so that a
         // service's ranges are elements: adding, changing or removing them validates no chain,
         // as a chain per service with a verdict element leading to it did. Sharded by the
-        // load-balancer IP's last byte (see FIREWALL_SHARDS), through a map that never changes.
-        b.set(NftSet.map(nf, t, FIREWALL_SHARD_MAP, DataType.VERDICT, a)
-                .withComment("a destination's last byte: the shard of its source ranges"));
-        for (int k = 0; k < FIREWALL_SHARDS; k++) {
+        // load-balancer IP's last byte (see FIREWALL_SHARDS), through a map from the byte to the
+        // shard's chain; a shard (its set, chain and element) only while some IP of it has ranges,
+        // and none of it while none has: traffic then pays no lookup for it.
+        if (!shards.isEmpty()) {
+            b.set(NftSet.map(nf, t, FIREWALL_SHARD_MAP, DataType.VERDICT, a)
+                    .withComment("a destination's last byte: the shard of its source ranges"));
+        }
+        for (int k : shards) {
             b.set(NftSet.set(nf, t, FIREWALL_ALLOW + k, a, DataType.INET_PROTO, DataType.INET_SERVICE, a)
                     .withFlags(NfTablesUapi.NFT_SET_INTERVAL)
                     .withComment("load-balancer IP port . source range, IPs ending in " + k
@@ -246,9 +258,11 @@ final class GlobalChains extends RenderPart {
                         RuleParts.lookup(CLUSTER_IPS), p.reject())),
                 b.rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTablesUapi.NFT_REG_1),
                         RuleParts.lookup(SERVICE_CIDRS), verdict(Verdict.DROP)))));
-        b.chain(Chain.regular(nf, t, FIREWALL_CHECK), List.of(
-                b.rule(FIREWALL_CHECK, concat(p.daddrShardBits(), RuleParts.vmap(FIREWALL_SHARD_MAP)))));
-        for (int k = 0; k < FIREWALL_SHARDS; k++) {
+        if (!shards.isEmpty()) {
+            b.chain(Chain.regular(nf, t, FIREWALL_CHECK), List.of(
+                    b.rule(FIREWALL_CHECK, concat(p.daddrShardBits(), RuleParts.vmap(FIREWALL_SHARD_MAP)))));
+        }
+        for (int k : shards) {
             String shard = FIREWALL_SHARD + k;
             b.chain(Chain.regular(nf, t, shard), List.of(
                     b.rule(shard, concat(concat(p.daddrProtoPortSaddrForRanges(), RuleParts.lookup(FIREWALL_ALLOW + k)),
@@ -261,7 +275,8 @@ final class GlobalChains extends RenderPart {
         base("nat-prerouting", "nat", Hook.PREROUTING, -100, jumpIfNew(false, SERVICES));
         base("nat-output", "nat", Hook.OUTPUT, -100, jumpIfNew(false, SERVICES));
         base("nat-postrouting", "nat", Hook.POSTROUTING, 100, jumpIfNew(false, MASQUERADING));
-        base("filter-prerouting", "filter", Hook.PREROUTING, -110, jumpIfNew(true, FIREWALL_CHECK));
+        String[] firewall = shards.isEmpty() ? new String[0] : new String[] {FIREWALL_CHECK};
+        base("filter-prerouting", "filter", Hook.PREROUTING, -110, jumpIfNew(true, firewall));
         // After the DNAT, while some port is sticky: its clients are remembered by the endpoint
         // they were sent to (StickyPick), on each path a DNATed connection takes (delivered here,
         // routed on, sent from here).
@@ -279,8 +294,9 @@ final class GlobalChains extends RenderPart {
         forward.addAll(jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, CLUSTER_IPS_CHECK));
         forward.addAll(jumpIfNew(true, remember));
         base("filter-forward", "filter", Hook.FORWARD, -110, forward);
-        base("filter-output", "filter", Hook.OUTPUT, -110,
-                jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, NODEPORT_ENDPOINTS_CHECK, FIREWALL_CHECK));
+        List<List<Expr>> output = new ArrayList<>(jumpIfNew(true, SERVICE_ENDPOINTS_CHECK, NODEPORT_ENDPOINTS_CHECK));
+        output.addAll(jumpIfNew(true, firewall));
+        base("filter-output", "filter", Hook.OUTPUT, -110, output);
         // After the output DNAT (-100): what is still addressed to a ClusterIP found no service port.
         List<List<Expr>> postDnat = new ArrayList<>(jumpIfNew(true, CLUSTER_IPS_CHECK));
         postDnat.addAll(jumpIfNew(true, remember));

@@ -243,14 +243,14 @@ public final class NftRenderer {
 
     /**
      * The global sets a fragment puts elements in that the globals declare only while some
-     * fragment does (the pick trees' blocks for counts above MAX_SHARED_PICK, the sticky ports'
-     * ranges of endpoint numbers): a sync counts
+     * fragment does ({@link #isOnDemandSet}: the pick trees' blocks for counts above
+     * MAX_SHARED_PICK, the sticky ports' ranges of endpoint numbers, the firewall shards): a sync counts
      * them as fragments come and go, and gives the globals their names.
      */
     public static Set<String> onDemandSets(Fragment frag) {
         Set<String> out = null;
         for (String set : frag.elements().keySet()) {
-            if (PickTree.isOnDemandSet(set)) {
+            if (isOnDemandSet(set)) {
                 if (out == null) {
                     out = new TreeSet<>();
                 }
@@ -260,11 +260,20 @@ public final class NftRenderer {
         return out == null ? Set.of() : out;
     }
 
+    /**
+     * Whether the globals declare a set only while some service fills it: the pick trees' blocks
+     * and the sticky ports' ranges ({@link PickTree#isOnDemandSet}), and the firewall shards'
+     * sets. Asked of every set name of every fragment a sync sends or records.
+     */
+    public static boolean isOnDemandSet(String set) {
+        return PickTree.isOnDemandSet(set) || set.startsWith(FIREWALL_ALLOW);
+    }
+
     /** The on-demand sets a globals fragment declares ({@link #onDemandSets}). */
     public static Set<String> onDemandDeclared(Fragment globals) {
         Set<String> out = new TreeSet<>();
         for (String set : globals.sets().keySet()) {
-            if (PickTree.isOnDemandSet(set)) {
+            if (isOnDemandSet(set)) {
                 out.add(set);
             }
         }
@@ -279,7 +288,7 @@ public final class NftRenderer {
     public Fragment globals(IpFamily f, ProxyState state, SortedSet<StickyTimeout> stickyTimeouts, Set<String> demanded) {
         FragmentBuilder b = new FragmentBuilder(config, f, state.node());
         new GlobalChains(b, config.serviceCIDRs(f, state.serviceCIDRs()),
-                picks(f, state.node(), stickyTimeouts, demanded)).declare();
+                picks(f, state.node(), stickyTimeouts, demanded), demanded).declare();
         return b.fragment();
     }
 

@@ -426,15 +426,26 @@ class NftRendererTest {
                 f.elements().get(NftRenderer.FIREWALL_ALLOW + 15).stream()
                         .map(e -> ValueFormat.keyRange(key, e.key(), e.keyEnd())).toList());
 
-        Fragment g = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
-        // In the shard of the IP's last byte (15), reached through a map that never changes.
+        assertEquals(Set.of(NftRenderer.FIREWALL_ALLOW + 15), NftRenderer.onDemandSets(f), "its shard, declared while used");
+
+        Fragment g = r.globals(IpFamily.V4, state(lb));
+        // In the shard of the IP's last byte (15), reached through the map from the byte to the shard.
         assertEquals(List.of("ip daddr & 0.0.0.255 vmap @firewall-shards"), g.chains().get(NftRenderer.FIREWALL_CHECK).rules()
                 .stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
-        assertEquals(NftRenderer.FIREWALL_SHARDS, g.elements().get(NftRenderer.FIREWALL_SHARD_MAP).size());
+        assertEquals(1, g.elements().get(NftRenderer.FIREWALL_SHARD_MAP).size(), "the one shard in use");
         assertEquals(List.of("ip daddr . meta l4proto . th dport . ip saddr @firewall-allow-15 return",
                         "ip daddr . meta l4proto . th dport @firewall-ips drop"),
                 g.chains().get("firewall-shard-15").rules().stream()
                         .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+        assertFalse(g.chains().containsKey("firewall-shard-16") || g.sets().containsKey(NftRenderer.FIREWALL_ALLOW + 16));
+        assertTrue(g.chains().get("filter-prerouting").rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get))
+                .anyMatch(x -> x.equals("ct state new jump firewall-check")));
+
+        // No source ranges anywhere: no shard, no map, no check, nothing for traffic to look up.
+        Fragment none = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
+        assertFalse(none.chains().containsKey(NftRenderer.FIREWALL_CHECK) || none.sets().containsKey(NftRenderer.FIREWALL_SHARD_MAP));
+        assertTrue(none.chains().keySet().stream().noneMatch(c -> c.startsWith(NftRenderer.FIREWALL_SHARD)));
+        assertTrue(none.chains().get("filter-prerouting").rules().isEmpty());
     }
 
     @Test
