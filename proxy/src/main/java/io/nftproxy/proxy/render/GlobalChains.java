@@ -61,6 +61,9 @@ final class GlobalChains extends RenderPart {
     static Fragment picks(FragmentBuilder b, SortedSet<StickyTimeout> stickyTimeouts, Set<String> demanded) {
         List<StickyPick> sticky = new ArrayList<>();
         for (PickTree.Kind kind : PickTree.Kind.values()) {
+            if (!demanded.contains(kind.inUse())) {
+                continue; // no frontend picks through this tree: none of it
+            }
             SortedSet<Long> ofTree = new TreeSet<>();
             stickyTimeouts.stream().filter(t -> t.local() == kind.local).forEach(t -> ofTree.add(t.seconds()));
             new PickTree(b, kind, !ofTree.isEmpty(), demanded).declare();
@@ -222,7 +225,9 @@ final class GlobalChains extends RenderPart {
         }
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(EXTERNAL_MASQ),
                 verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
-        services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(SERVICE_IPS), verdict(Verdict.goTo(PickTree.Kind.IP.root())))));
+        if (tree(PickTree.Kind.IP)) {
+            services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(SERVICE_IPS), verdict(Verdict.goTo(PickTree.Kind.IP.root())))));
+        }
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(LOCAL_IPS), verdict(Verdict.goTo(IP_EXTERNAL_LOCAL)))));
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_CHAINS))));
         List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(NfTablesUapi.NFT_REG_1),
@@ -231,8 +236,10 @@ final class GlobalChains extends RenderPart {
         List<Expr> nodePorts = concat(nodeportMatch, p.protoPort());
         services.add(b.rule(SERVICES, concat(nodePorts,
                 RuleParts.lookup(NODEPORT_MASQ), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
-        services.add(b.rule(SERVICES, concat(nodePorts,
-                RuleParts.lookup(SERVICE_NODEPORTS), verdict(Verdict.goTo(PickTree.Kind.NODEPORT.root())))));
+        if (tree(PickTree.Kind.NODEPORT)) {
+            services.add(b.rule(SERVICES, concat(nodePorts,
+                    RuleParts.lookup(SERVICE_NODEPORTS), verdict(Verdict.goTo(PickTree.Kind.NODEPORT.root())))));
+        }
         services.add(b.rule(SERVICES, concat(nodePorts,
                 RuleParts.lookup(LOCAL_NODEPORTS), verdict(Verdict.goTo(NODEPORT_EXTERNAL_LOCAL)))));
         services.add(b.rule(SERVICES, concat(nodePorts, RuleParts.vmap(NODEPORT_CHAINS))));
@@ -312,14 +319,25 @@ final class GlobalChains extends RenderPart {
      */
     private void externalLocal(String chain, PickTree.Kind kind, List<Expr> key, String none) {
         List<Rule> rules = new ArrayList<>();
-        if (b.localTraffic(false) != null) {
-            rules.add(b.rule(chain, concat(b.localTraffic(false), verdict(Verdict.goTo(kind.root())))));
+        // A frontend here has cluster endpoints (a superset of this node's): the cluster tree is
+        // in use whenever one is, the local tree whenever one has endpoints here.
+        if (tree(kind)) {
+            if (b.localTraffic(false) != null) {
+                rules.add(b.rule(chain, concat(b.localTraffic(false), verdict(Verdict.goTo(kind.root())))));
+            }
+            rules.add(b.rule(chain, concat(RuleParts.saddrLocal(), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
+            rules.add(b.rule(chain, concat(RuleParts.saddrLocal(), verdict(Verdict.goTo(kind.root())))));
         }
-        rules.add(b.rule(chain, concat(RuleParts.saddrLocal(), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
-        rules.add(b.rule(chain, concat(RuleParts.saddrLocal(), verdict(Verdict.goTo(kind.root())))));
         rules.add(b.rule(chain, concat(concat(key, RuleParts.lookup(none)), verdict(Verdict.DROP))));
-        rules.add(b.rule(chain, List.of(verdict(Verdict.goTo(kind.local().root())))));
+        if (tree(kind.local())) {
+            rules.add(b.rule(chain, List.of(verdict(Verdict.goTo(kind.local().root())))));
+        }
         b.chain(Chain.regular(nf, t, chain), rules);
+    }
+
+    /** Whether the tree of this kind is declared: while some frontend picks through it. */
+    private boolean tree(PickTree.Kind kind) {
+        return picks.chains().containsKey(kind.root());
     }
 
     List<List<Expr>> jumpIfNew(boolean onlyNew, String... targets) {

@@ -77,7 +77,7 @@ public final class NftRenderer {
      */
     public static final Set<String> BASE_CHAINS = Set.of("nat-prerouting", "nat-output", "nat-postrouting",
             "filter-prerouting", "filter-input", "filter-forward", "filter-output", "filter-output-post-dnat");
-    /** Endpoint counts of the shared tree every table has (a power of two: see PickTree). */
+    /** Endpoint counts of a kind's shared tree (a power of two: see PickTree). */
     public static final int MAX_SHARED_PICK = 128;
     /**
      * Endpoint counts picked by shared chains: above MAX_SHARED_PICK in blocks declared while in
@@ -244,17 +244,20 @@ public final class NftRenderer {
     /**
      * The global sets a fragment puts elements in that the globals declare only while some
      * fragment does ({@link #isOnDemandSet}: the pick trees' blocks for counts above
-     * MAX_SHARED_PICK, the sticky ports' ranges of endpoint numbers, the firewall shards): a sync counts
-     * them as fragments come and go, and gives the globals their names.
+     * MAX_SHARED_PICK, the sticky ports' ranges of endpoint numbers, the firewall shards), and the
+     * pick trees it picks through ({@link PickTree.Kind#inUse}: a tree, its maps and leaves are
+     * declared while some frontend picks through it). A sync counts them as fragments come and
+     * go, and gives the globals their names.
      */
     public static Set<String> onDemandSets(Fragment frag) {
         Set<String> out = null;
         for (String set : frag.elements().keySet()) {
-            if (isOnDemandSet(set)) {
+            String demand = isOnDemandSet(set) ? set : PickTree.inUseOf(set);
+            if (demand != null) {
                 if (out == null) {
                     out = new TreeSet<>();
                 }
-                out.add(set);
+                out.add(demand);
             }
         }
         return out == null ? Set.of() : out;
@@ -269,12 +272,17 @@ public final class NftRenderer {
         return PickTree.isOnDemandSet(set) || set.startsWith(FIREWALL_ALLOW);
     }
 
-    /** The on-demand sets a globals fragment declares ({@link #onDemandSets}). */
+    /** The on-demand sets and trees a globals fragment declares ({@link #onDemandSets}). */
     public static Set<String> onDemandDeclared(Fragment globals) {
         Set<String> out = new TreeSet<>();
         for (String set : globals.sets().keySet()) {
             if (isOnDemandSet(set)) {
                 out.add(set);
+            }
+        }
+        for (PickTree.Kind kind : PickTree.Kind.values()) {
+            if (globals.chains().containsKey(kind.root())) {
+                out.add(kind.inUse());
             }
         }
         return out;

@@ -37,9 +37,11 @@ import io.nftproxy.netlink.nft.expr.Expr;
  * would crash.
  *
  * <p>A new connection to a plain port pays {@code log2(MAX_SHARED_PICK)} more set lookups (7).
- * The tree is built once with the table and never changes. One tree per kind of frontend: IP
- * ports ({@code ip daddr . meta l4proto . th dport}) and NodePorts ({@code meta l4proto . th
- * dport}).
+ * One tree per kind of frontend: IP ports ({@code ip daddr . meta l4proto . th dport}) and
+ * NodePorts ({@code meta l4proto . th dport}), over the cluster's endpoints and over this node's
+ * ({@link Kind}). A tree, its maps and bit sets are declared while some frontend picks through it
+ * ({@link Kind#inUse}): the first of its kind brings it, the last takes it away, and in between
+ * it never changes.
  *
  * <p>Counts above MAX_SHARED_PICK, up to MAX_PLAIN_PICK, go in blocks of MAX_SHARED_PICK: a port
  * whose k − 1 is {@code 128·h + l} is a member of the block set {@code KIND-count-block-h} and of
@@ -80,6 +82,15 @@ final class PickTree extends RenderPart {
             this.ip = ip;
             this.local = local;
             this.endpointsBase = endpointsBase;
+        }
+
+        /**
+         * What a fragment that picks through this tree demands of the globals ({@link
+         * NftRenderer#onDemandSets}): the tree, its maps and leaves, declared while some frontend
+         * picks through it. Not a set's name (nothing of ours holds a colon).
+         */
+        String inUse() {
+            return "tree:" + prefix;
         }
 
         /** The tree of the same kind of frontend over this node's endpoints. */
@@ -145,7 +156,7 @@ final class PickTree extends RenderPart {
         }
     }
 
-    /** Blocks of MAX_SHARED_PICK counts, the first being the tree every table has. */
+    /** Blocks of MAX_SHARED_PICK counts, the first being the tree of every kind in use. */
     static final int BLOCKS = MAX_PLAIN_PICK / MAX_SHARED_PICK;
 
     static {
@@ -243,6 +254,26 @@ final class PickTree extends RenderPart {
     /** Every endpoint map the trees may have, blocks included: the sets a counter scrape reads. */
     static Set<String> allEndpointMaps() {
         return ENDPOINT_MAP_BASES.keySet();
+    }
+
+    /** Each endpoint map the trees may have, to the tree it belongs to. */
+    private static final Map<String, String> IN_USE = inUseOfMaps();
+
+    private static Map<String, String> inUseOfMaps() {
+        Map<String, String> out = new HashMap<>();
+        for (Kind kind : Kind.values()) {
+            ENDPOINT_MAP_BASES.forEach((map, base) -> {
+                if (base.equals(kind.endpointsBase())) {
+                    out.put(map, kind.inUse());
+                }
+            });
+        }
+        return Map.copyOf(out);
+    }
+
+    /** The tree ({@link Kind#inUse}) a fragment with elements in {@code set} picks through, or null. */
+    static String inUseOf(String set) {
+        return IN_USE.get(set);
     }
 
     /** The base name ({@link Kind#endpointsBase}) of a tree's endpoint map, or null for another set. */

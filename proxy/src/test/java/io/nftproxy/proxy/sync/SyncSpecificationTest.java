@@ -51,6 +51,12 @@ class SyncSpecificationTest {
             .minSyncPeriod(Duration.ZERO).build();
     static final ServicePortName WEB = new ServicePortName("shop", "web", "http", Protocol.TCP);
     static final ServicePortName API = new ServicePortName("shop", "api", "http", Protocol.TCP);
+    /**
+     * A neighbour that stays: a ClusterIP and a NodePort of policy Local with an endpoint on this
+     * node, so that the trees these cases pick through are in use before and after them (the
+     * first frontend of a kind brings its tree, the last takes it away: {@link #aTreeComesWithItsFirstFrontend}).
+     */
+    static final ServicePortName NEIGHBOUR = new ServicePortName("kube-system", "neighbour", "dns", Protocol.TCP);
 
     static InetAddress ip(String s) {
         return Inet.parse(s);
@@ -80,8 +86,10 @@ class SyncSpecificationTest {
             sent.add(tx.toString());
             return kernel.commit(tx);
         });
-        services = new TreeMap<>(Map.of(WEB, web(false)));
-        endpoints = new HashMap<>(Map.of(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.3", "node-b"))));
+        services = new TreeMap<>(Map.of(WEB, web(false), NEIGHBOUR, ServicePort.builder(NEIGHBOUR, 53)
+                .clusterIPs(List.of(ip("10.96.0.20"))).nodePort(30090).externalPolicyLocal(true).build()));
+        endpoints = new HashMap<>(Map.of(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.3", "node-b")),
+                NEIGHBOUR, List.of(ep("10.244.0.20", "node-a"))));
         node = new NodeInfo("node-a", null, List.of(ip("192.168.50.2")), false);
         syncer.sync(new ProxyState(services, endpoints, node), null);
         sent.clear();
@@ -263,5 +271,29 @@ class SyncSpecificationTest {
         assertTrue(r.elementsRecreated(), "rebuilt");
         assertTrue(kernel.listElements(Family.IP, "nftproxy", syncer.generation().set(map)).stream()
                 .anyMatch(e -> e.key().equals(svc.key()) && e.data().equals(svc.data())), "the element as we had it");
+    }
+
+    /**
+     * A pick tree (its maps, bit sets and chains) is declared while some frontend picks through
+     * it: the first one of its kind brings it in the same transaction, the last one takes it away.
+     */
+    @Test
+    void aTreeComesWithItsFirstFrontend() throws Exception {
+        services.put(API, ServicePort.builder(API, 80).clusterIPs(List.of(ip("10.96.0.11")))
+                .externalIPs(List.of(ip("203.0.113.11"))).externalPolicyLocal(true).build());
+        endpoints.put(API, List.of(ep("10.244.0.5", "node-a")));
+        String first = sync(API);
+        assertTrue(first.contains("add chain ip nftproxy ip-local-pick-1-128"), first);
+        assertTrue(first.contains("add element ip nftproxy local-endpoints-1-8 {"), first);
+        assertTrue(first.indexOf("add map ip nftproxy local-endpoints-1-8") < first.indexOf("add element ip nftproxy local-endpoints-1-8"),
+                "the map before its elements: " + first);
+
+        sent.clear();
+        services.remove(API);
+        endpoints.remove(API);
+        String last = sync(API);
+        assertTrue(last.contains("delete chain ip nftproxy ip-local-pick-1-128"), last);
+        assertTrue(last.indexOf("delete element ip nftproxy local-endpoints-1-8") < last.indexOf("delete map ip nftproxy local-endpoints-1-8"),
+                "the elements before their map: " + last);
     }
 }
