@@ -124,9 +124,12 @@ public final class CompareBench {
             ServicePortName e = BenchState.id((int) ((r * 104_729L + 7) % (n / BenchState.LOCAL_EVERY)) * BenchState.LOCAL_EVERY);
             List<Endpoint> oneHere = new ArrayList<>(ceps);
             oneHere.set(0, Endpoint.ready(oneHere.get(0).address(), 8080, "node-a"));
+            // A NodePort (outside the mix's 30000-32767), as the mix's Local services are: a kind
+            // in use, whose changes are elements (a kind's first frontend brings its tree:
+            // docs/ruleset.md).
             s = kindChanges(out, "Local service", ed, e, 0x0f000000 + r, r,
                     ServicePort.builder(added("local", r), 80).clusterIPs(List.of(BenchState.ip(0x0a6c0000 + r + 1)))
-                            .externalIPs(List.of(BenchState.ip(0x64600000 + r))).externalPolicyLocal(true).build(), oneHere);
+                            .nodePort(29_000 + r % 1000).externalPolicyLocal(true).build(), oneHere);
         }
         if (n > BenchState.MANY_AT) {
             ServicePortName m = BenchState.id((int) ((r * 7919L + 3) % ((n - BenchState.MANY_AT - 1) / BenchState.MANY_EVERY + 1))
@@ -140,7 +143,10 @@ public final class CompareBench {
         }
         ServicePortName f = new ServicePortName("bench", "ranged-" + r, "http", Protocol.TCP);
         ServicePort ranged = ServicePort.builder(f, 80).clusterIPs(List.of(BenchState.ip(0x0a6e0000 + r + 1)))
-                .loadBalancerIPs(List.of(BenchState.ip(0x64700000 + r))).loadBalancerSourceRanges(BenchState.SOURCE_RANGES)
+                // In the shard of the mix's first ranged IP (its last byte): a shard in use, so
+                // that the change is elements (a shard's first IP brings its chain).
+                .loadBalancerIPs(List.of(BenchState.ip(0x64700000 + (r << 8) + BenchState.RANGES_AT)))
+                .loadBalancerSourceRanges(BenchState.SOURCE_RANGES)
                 .build();
         s = ed.set(f, ranged, ceps);
         out.add(new Change("service added (source ranges)", s, f));
