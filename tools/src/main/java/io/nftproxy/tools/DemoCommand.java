@@ -251,7 +251,7 @@ final class DemoCommand implements Callable<Integer> {
      * through: the check of cart's clients, one slot of it, and the root of the tree that remembers them.
      */
     private static final Set<String> SHOWN = Set.of("ip-pick-1-" + NftRenderer.MAX_SHARED_PICK,
-            "nodeport-pick-1-" + NftRenderer.MAX_SHARED_PICK, "ip-pick-3", "ip-sticky-check", "ip-sticky-check-1-8",
+            "nodeport-pick-1-" + NftRenderer.MAX_SHARED_PICK, "ip-pick-3-4", "ip-sticky-check", "ip-sticky-check-1-8",
             "ip-sticky-1-8-slot-0", "ip-sticky-remember-0-7");
 
     /** The parts of the table a newcomer wants to see: the maps with content and service chains. */

@@ -32,9 +32,9 @@ class DemoKernelTest {
         assertEquals(0, exit, out);
         assertTrue(out.contains("10 x 10.244.1.2:8080 saw client 192.168.50.10"), out);
         assertTrue(out.contains("REFUSED: rejected at once"), out);
-        // Three endpoints: 3 - 1 = 0b10, so web is in the bit-1 set of the tree that leads to ip-pick-3.
+        // Three endpoints: 3 - 1 = 0b10, so web is in the bit-1 set of the tree that leads to ip-pick-3-4, which draws among 3.
         assertTrue(out.contains("set ip-count-bit-1 {") && out.contains("10.96.0.10 . tcp . 80 comment \"demo/web:http\""), out);
-        assertTrue(out.contains("chain ip-pick-3 {"), out);
+        assertTrue(out.contains("chain ip-pick-3-4 {") && out.contains("numgen random mod 3 map @service-endpoints-1-8"), out);
         // cart (affinity) is data too: its ClusterIP in the sticky set, and the chains it goes through shown.
         assertTrue(out.contains("set sticky-ips-600 {") && out.contains("10.96.0.12 . tcp . 80 comment \"demo/cart:http\""), out);
         assertTrue(out.contains("chain ip-sticky-check-1-8 {") && out.contains("chain ip-sticky-1-8-slot-0 {"), out);

@@ -117,9 +117,13 @@ final class PickTree extends RenderPart {
             return chain(1, MAX_SHARED_PICK);
         }
 
-        /** The leaf that picks among k endpoints. */
+        /**
+         * The chain that draws among k endpoints: the tree's last level, which tells two counts
+         * apart (k and its neighbour, 2m + 1 and 2m + 2) and draws itself.
+         */
         String leaf(int k) {
-            return prefix + "-pick-" + k;
+            int lo = (k - 1) / 2 * 2 + 1;
+            return chain(lo, lo + 1);
         }
 
         /** What the names of this kind's endpoint maps start with. */
@@ -346,29 +350,10 @@ final class PickTree extends RenderPart {
                     verdict(Verdict.goTo(kind.chain(lo, lo + MAX_SHARED_PICK - 1))))));
         }
         chains(1, MAX_SHARED_PICK, toBlocks);
-        // A leaf picks one of k endpoints: "destination . numgen random mod k" in the endpoint map.
-        // A port with ClientIP affinity first goes through the check of the endpoints its
-        // clients are remembered by (StickyPick), which DNATs a client it finds.
-        for (int k = 1; k <= MAX_SHARED_PICK; k++) {
-            leaf(k);
-        }
         for (int block : blocks) {
             int lo = block * MAX_SHARED_PICK + 1;
             chains(lo, lo + MAX_SHARED_PICK - 1, List.of());
-            for (int k = lo; k < lo + MAX_SHARED_PICK; k++) {
-                leaf(k);
-            }
         }
-    }
-
-    private void leaf(int k) {
-        List<Rule> rules = new ArrayList<>();
-        if (sticky) {
-            rules.add(b.rule(kind.leaf(k), concat(concat(key(), RuleParts.lookup(StickyPick.allMembers(kind))),
-                    verdict(Verdict.jump(StickyPick.check(kind))))));
-        }
-        rules.add(b.rule(kind.leaf(k), p.pickEndpoint(key(), kind.endpoints(k), k)));
-        b.chain(Chain.regular(nf, t, kind.leaf(k)), rules);
     }
 
     /** A map from "frontend . index" to "endpoint address . port" for a bucket of counts. */
@@ -396,16 +381,30 @@ final class PickTree extends RenderPart {
         int half = (hi - lo + 1) / 2;
         int bit = Integer.numberOfTrailingZeros(half);
         String name = kind.chain(lo, hi);
-        String upper = half == 1 ? kind.leaf(hi) : kind.chain(lo + half, hi);
-        String lower = half == 1 ? kind.leaf(lo) : kind.chain(lo, lo + half - 1);
         List<Rule> rules = new ArrayList<>(first);
+        if (half == 1) {
+            // The last level draws itself, among hi endpoints when bit 0 of k - 1 is set, else
+            // among lo: "destination . numgen random mod k" in the endpoint map. A port with
+            // ClientIP affinity first goes through the check of the endpoints its clients are
+            // remembered by (StickyPick), which DNATs a client it finds. (A chain per count
+            // below these was 128 more chains a tree, for the same lookups.)
+            if (sticky) {
+                rules.add(b.rule(name, concat(concat(key(), RuleParts.lookup(StickyPick.allMembers(kind))),
+                        verdict(Verdict.jump(StickyPick.check(kind))))));
+            }
+            rules.add(b.rule(name, concat(concat(key(), RuleParts.lookup(kind.bitSet(0))),
+                    p.pickEndpoint(key(), kind.endpoints(hi), hi))));
+            rules.add(b.rule(name, p.pickEndpoint(key(), kind.endpoints(lo), lo)));
+            b.chain(Chain.regular(nf, t, name), rules);
+            return;
+        }
+        String upper = kind.chain(lo + half, hi);
+        String lower = kind.chain(lo, lo + half - 1);
         rules.add(b.rule(name, concat(concat(key(), RuleParts.lookup(kind.bitSet(bit))), verdict(Verdict.goTo(upper)))));
         rules.add(b.rule(name, List.of(verdict(Verdict.goTo(lower)))));
         b.chain(Chain.regular(nf, t, name), rules);
-        if (half > 1) {
-            chains(lo + half, hi, List.of());
-            chains(lo, lo + half - 1, List.of());
-        }
+        chains(lo + half, hi, List.of());
+        chains(lo, lo + half - 1, List.of());
     }
 
     private List<Expr> key() {

@@ -89,7 +89,8 @@ class TraceCommandKernelTest {
             assertTrue(text.contains("hook prerouting"), text);
             assertTrue(text.contains("nat-prerouting") && text.contains("jump services"), text);
             assertTrue(text.contains("@service-ips goto ip-pick-1-128  => goto ip-pick-1-128"), "the rule, in nft syntax, and its verdict: " + text);
-            assertTrue(text.matches("(?s).*ip-pick-1-2 +goto ip-pick-1  => goto ip-pick-1.*"), "down the tree to the chain that picks one: " + text);
+            assertTrue(text.matches("(?s).*ip-pick-1-4 +goto ip-pick-1-2  => goto ip-pick-1-2\n +ip-pick-1-2 +dnat ip to .*numgen random mod 1 .*"),
+                    "down the tree to the chain that picks one: " + text);
 
             TraceExplainer.Explanation empty = trace(topo, state, new TraceFilter(null,
                     List.of(new TraceFilter.Destination(Inet.parse("10.96.0.11"), 80)), Protocol.TCP),

@@ -126,13 +126,30 @@ class NftRendererTest {
     @Test
     void sharedPickChainsChooseUniformly() {
         Fragment g = new NftRenderer(CFG).globals(IpFamily.V4, everyTree());
-        for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
-            assertEquals(List.of("dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k
-                            + " map @service-endpoints-" + PickTree.bucket(k)),
-                    g.chains().get("ip-pick-" + k).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
-            assertEquals(List.of("dnat ip to meta l4proto . th dport . numgen random mod " + k + " map @nodeport-endpoints-" + PickTree.bucket(k)),
-                    g.chains().get("nodeport-pick-" + k).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+        for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k += 2) {
+            // The last level tells k from k + 1 by bit 0 of the count minus one, and draws.
+            assertEquals(List.of("ip daddr . meta l4proto . th dport @ip-count-bit-0 dnat ip to ip daddr . meta l4proto . th dport"
+                            + " . numgen random mod " + (k + 1) + " map @service-endpoints-" + PickTree.bucket(k + 1),
+                    "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k + " map @service-endpoints-" + PickTree.bucket(k)),
+                    body(g, "ip-pick-" + k + "-" + (k + 1)));
+            assertEquals(List.of("meta l4proto . th dport @nodeport-count-bit-0 dnat ip to meta l4proto . th dport . numgen random mod "
+                            + (k + 1) + " map @nodeport-endpoints-" + PickTree.bucket(k + 1),
+                    "dnat ip to meta l4proto . th dport . numgen random mod " + k + " map @nodeport-endpoints-" + PickTree.bucket(k)),
+                    body(g, "nodeport-pick-" + k + "-" + (k + 1)));
         }
+        assertEquals(2 * NftRenderer.MAX_SHARED_PICK - 1 - NftRenderer.MAX_SHARED_PICK,
+                g.chains().keySet().stream().filter(c -> c.matches("ip-pick-\\d+-\\d+")).count(), "127 chains a tree");
+    }
+
+    /** A chain's rules as nft text. */
+    static List<String> body(Fragment g, String chain) {
+        return g.chains().get(chain).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
+    }
+
+    /** The rule of the tree's last level that draws among k. */
+    static String draw(Fragment g, String chain, int k) {
+        return body(g, chain).stream().filter(x -> x.contains("numgen random mod " + k + " map @")).findFirst()
+                .orElseThrow(() -> new AssertionError(chain + " draws among " + k + ": " + body(g, chain)));
     }
 
     /** {@code n} endpoints on node-b, over as many addresses as needed. */
@@ -144,10 +161,10 @@ class NftRendererTest {
         return out;
     }
 
-    /** Walks a tree as the kernel would for a port that is a member of {@code member}'s sets: to the leaf it reaches. */
+    /** Walks a tree as the kernel would for a port that is a member of {@code member}'s sets: to the last level it reaches. */
     static String walk(Fragment g, String root, Predicate<String> member) {
         String chain = root;
-        while (!chain.matches("[a-z-]+-pick-\\d+")) {
+        while (body(g, chain).stream().anyMatch(x -> x.contains("goto "))) {
             String next = null;
             for (String rule : g.chains().get(chain).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList()) {
                 Matcher m = Pattern.compile("(?:@(\\S+) )?goto (\\S+)$").matcher(rule);
@@ -242,16 +259,15 @@ class NftRendererTest {
             Predicate<String> member = set -> in.contains(set)
                     || set.startsWith(kind + "-count-bit-") && (43 & 1 << Integer.parseInt(set.substring(set.length() - 1))) != 0;
             String leaf = walk(g, kind + "-pick-1-" + NftRenderer.MAX_SHARED_PICK, member);
-            assertEquals(kind + "-pick-" + k, leaf);
-            assertTrue(NftPrinter.ruleBody(g.chains().get(leaf).rules().get(0), g.sets()::get)
-                    .contains("numgen random mod " + k + " map @"), "the leaf draws among k");
-            assertEquals(kind + "-pick-3", walk(g, kind + "-pick-1-" + NftRenderer.MAX_SHARED_PICK,
+            assertEquals(kind + "-pick-" + (k - 1) + "-" + k, leaf, "k - 1 = 299: bit 0 set, the upper count");
+            assertTrue(draw(g, leaf, k).contains("@" + kind + "-count-bit-0 "), "the last level draws among k: " + body(g, leaf));
+            assertEquals(kind + "-pick-3-4", walk(g, kind + "-pick-1-" + NftRenderer.MAX_SHARED_PICK,
                     set -> set.equals(kind + "-count-bit-1")), "a small port still reaches its leaf");
         }
         Fragment none = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
         assertEquals(Set.of(), NftRenderer.onDemandDeclared(none), "no block and no tree without a port in it");
         assertFalse(none.chains().containsKey("ip-pick-1-" + NftRenderer.MAX_SHARED_PICK));
-        assertFalse(none.chains().containsKey("ip-pick-" + k));
+        assertFalse(none.chains().containsKey(PickTree.Kind.IP.leaf(k)));
 
         assertFalse(r.service(IpFamily.V4, big, manyEps(NftRenderer.MAX_PLAIN_PICK + 1), NODE).chains().isEmpty(),
                 "past the last block: chains of its own");
@@ -277,10 +293,12 @@ class NftRendererTest {
         assertEquals(NftRenderer.onDemandSets(f), NftRenderer.onDemandDeclared(g));
         Function<String, List<String>> body = chain -> g.chains().get(chain).rules().stream()
                 .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
-        // The block's leaf sends sticky ports to the check of their range, then draws.
+        // The block's last level sends sticky ports to the check of their range, then draws.
         assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips jump ip-sticky-check",
+                "ip daddr . meta l4proto . th dport @ip-count-bit-0 dnat ip to ip daddr . meta l4proto . th dport . numgen random mod "
+                        + (k + 1) + " map @service-endpoints-129-256",
                 "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k + " map @service-endpoints-129-256"),
-                body.apply("ip-pick-" + k));
+                body.apply(PickTree.Kind.IP.leaf(k)));
         assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips-ids-129-256 goto ip-sticky-check-129-256"),
                 body.apply("ip-sticky-check"));
         // The check covers every number of the range (a client may remember any), in order.
@@ -318,9 +336,8 @@ class NftRendererTest {
                 // Walk the tree as the kernel would for a port in the bit sets of k - 1.
                 String chain = kind + "-pick-1-" + NftRenderer.MAX_SHARED_PICK;
                 int hops = 0;
-                while (!chain.matches("[a-z-]+-pick-\\d+")) {
-                    List<String> rules = g.chains().get(chain).rules().stream()
-                            .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
+                while (body(g, chain).get(0).contains(" goto ")) {
+                    List<String> rules = body(g, chain);
                     assertEquals(2, rules.size(), chain);
                     Matcher test = Pattern.compile("@" + kind + "-count-bit-(\\d) goto (\\S+)$").matcher(rules.get(0));
                     assertTrue(test.find(), rules.get(0));
@@ -328,7 +345,12 @@ class NftRendererTest {
                     chain = member ? test.group(2) : rules.get(1).replace("goto ", "");
                     hops++;
                 }
-                assertEquals(kind + "-pick-" + k, chain, kind + " with " + k + " endpoints");
+                int lo = (k - 1) / 2 * 2 + 1;
+                assertEquals(kind + "-pick-" + lo + "-" + (lo + 1), chain, kind + " with " + k + " endpoints");
+                // The last level's bit-0 test, then the draw among k.
+                String drawn = draw(g, chain, k);
+                assertEquals((k - 1 & 1) != 0, drawn.contains("@" + kind + "-count-bit-0 "), drawn);
+                hops++;
                 assertEquals(7, hops, "one set lookup a bit");
             }
         }
@@ -387,9 +409,8 @@ class NftRendererTest {
         assertEquals("ip daddr . meta l4proto . th dport @no-local-endpoint drop",
                 NftPrinter.ruleBody(g.chains().get(NftRenderer.IP_EXTERNAL_LOCAL).rules().get(3), n -> null));
         for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
-            assertEquals(List.of("dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k
-                            + " map @local-endpoints-" + PickTree.bucket(k)),
-                    g.chains().get("ip-local-pick-" + k).rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+            assertTrue(draw(g, PickTree.Kind.IP_LOCAL.leaf(k), k).endsWith("numgen random mod " + k
+                    + " map @local-endpoints-" + PickTree.bucket(k)));
         }
     }
 
@@ -408,8 +429,10 @@ class NftRendererTest {
                 "the rest: in the local tree");
         Fragment g = r.globals(IpFamily.V4, new ProxyState(Map.of(port.id(), port), Map.of(port.id(), eps), NODE));
         assertEquals(List.of("meta l4proto . th dport @sticky-local-nodeports jump nodeport-local-sticky-check",
+                        "meta l4proto . th dport @nodeport-local-count-bit-0 dnat ip to meta l4proto . th dport . numgen random mod 2"
+                                + " map @nodeport-local-endpoints-1-8",
                         "dnat ip to meta l4proto . th dport . numgen random mod 1 map @nodeport-local-endpoints-1-8"),
-                g.chains().get("nodeport-local-pick-1").rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
+                body(g, "nodeport-local-pick-1-2"));
         assertTrue(g.sets().containsKey("nodeport-local-affinity"), "its own memory of the local endpoints");
         assertEquals(1, f.elements().get("nodeport-local-sticky-endpoints-1-8").size(), "the one local endpoint, numbered");
         assertEquals(2, f.elements().get("nodeport-sticky-endpoints-1-8").size(), "both, numbered");
@@ -507,7 +530,8 @@ class NftRendererTest {
                 .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
         // The tree's leaf for 3 sends a sticky port to the check of its numbers' range, then draws.
         assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips jump ip-sticky-check",
-                "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 map @service-endpoints-1-8"), body.apply("ip-pick-3"));
+                "ip daddr . meta l4proto . th dport @ip-count-bit-0 dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 4 map @service-endpoints-1-8",
+                "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 map @service-endpoints-1-8"), body.apply("ip-pick-3-4"));
         List<String> checks = body.apply("ip-sticky-check-1-8");
         assertEquals(8, checks.size());
         assertEquals("ip saddr . ip daddr . meta l4proto . th dport . 0x00000002 @ip-affinity jump ip-sticky-1-8-slot-2",
