@@ -25,8 +25,9 @@ import io.nftproxy.netlink.nft.expr.Expr;
 /**
  * How a plain service port reaches the shared chain that picks among its k endpoints without a
  * verdict of its own: k − 1 is written in binary as the port's membership in one set per bit,
- * and a binary tree of shared chains reads the bits, highest first, down to the leaf that picks
- * among k ({@code ip-pick-k}, {@code nodeport-pick-k}).
+ * and a binary tree of shared chains reads the bits, highest first, down to its last level, the
+ * chain that tells k from its neighbour by bit 0 and draws among k ({@code ip-pick-3-4} for 3 and
+ * 4; a chain per count under it was 128 more chains a tree for the same lookups).
  *
  * <p>Why not a verdict map from the port to {@code goto pick-k}: changing a verdict element makes
  * the kernel validate every chain reachable from the map at commit (18-24 ms a change at 100k
@@ -46,13 +47,13 @@ import io.nftproxy.netlink.nft.expr.Expr;
  * <p>Counts above MAX_SHARED_PICK, up to MAX_PLAIN_PICK, go in blocks of MAX_SHARED_PICK: a port
  * whose k − 1 is {@code 128·h + l} is a member of the block set {@code KIND-count-block-h} and of
  * the bit sets of l, and the root sends members of a block set to that block's tree, which reads
- * the same bit sets down to the leaves {@code KIND-pick-(128·h+1)} … {@code (128·h+128)}. A
- * block's set, tree and leaves are declared only while some port's count is in it (the globals
- * are given the block sets the services' fragments fill, see {@link #isBlockSet}): a cluster
+ * the same bit sets down to its last level {@code KIND-pick-(128·h+1)-(128·h+2)} … A block's set
+ * and tree are declared only while some port's count is in it (the globals are given the block
+ * sets the services' fragments fill, see {@link #isOnDemandSet}): a cluster
  * without such services carries none of it, and one with them validates a block's chains once,
  * when its first port comes, not on every change.
  *
- * <p>The leaves look endpoints up in one map per bucket of counts ({@link #bucket}), not in one
+ * <p>The last level looks endpoints up in one map per bucket of counts ({@link #bucket}), not in one
  * map for all: the kernel checks each element added to a map against every rule looking it up.
  */
 final class PickTree extends RenderPart {
