@@ -14,6 +14,9 @@ final class Errors {
                 && String.valueOf(ne.getMessage()).contains("setns")) {
             return ne.getMessage() + " -- entering a network namespace (--netns) needs CAP_SYS_ADMIN: run as root";
         }
+        if (t instanceof NativeException ne && ne.errno() == Errno.EPERM && String.valueOf(ne.getMessage()).contains("setns")) {
+            return ne.getMessage() + " -- entering a network namespace (--netns) needs CAP_SYS_ADMIN: run as root";
+        }
         if (t instanceof NftException ne && ne.isPermissionDenied()) {
             return ne.getMessage() + " -- run as root or with CAP_NET_ADMIN";
         }

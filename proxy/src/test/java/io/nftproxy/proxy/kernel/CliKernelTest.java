@@ -75,6 +75,38 @@ class CliKernelTest {
         }
     }
 
+    /**
+     * {@code nftproxy run} sets conntrack's timeouts as kube-proxy's start does (its defaults, or
+     * the flags), in the namespace it programs: the e2e test "should set TCP CLOSE_WAIT timeout"
+     * holds for a node run with it as for one run with kube-proxy's command line.
+     */
+    @Test
+    void runSetsConntrackAsKubeProxyInTheNamespaceItPrograms(@TempDir Path dir) throws Exception {
+        try (TestNetns ns = TestNetns.create("nftp-ct")) {
+            new Manifests().service("web", "10.96.0.10", "[{name: http, port: 80}]")
+                    .slice("web", "a", "IPv4", "[{name: http, port: 8080, protocol: TCP}]", "10.244.1.2@n1")
+                    .write(dir, "web.yaml");
+            assertEquals("60", ns.exec("sysctl", "-n", "net.netfilter.nf_conntrack_tcp_timeout_close_wait").trim(),
+                    "the kernel's default in a new namespace");
+            ProxyRun.Result run = ProxyRun.cli("run", "--manifests", dir.toString(), "--netns", ns.name(), "--once",
+                    "--hostname-override", "n");
+            assertEquals(0, run.exit(), run.err());
+            assertEquals("3600", ns.exec("sysctl", "-n", "net.netfilter.nf_conntrack_tcp_timeout_close_wait").trim());
+            assertEquals("86400", ns.exec("sysctl", "-n", "net.netfilter.nf_conntrack_tcp_timeout_established").trim());
+
+            ProxyRun.Result flags = ProxyRun.cli("run", "--manifests", dir.toString(), "--netns", ns.name(), "--once",
+                    "--hostname-override", "n", "--conntrack-tcp-timeout-close-wait", "2h", "--conntrack-tcp-be-liberal");
+            assertEquals(0, flags.exit(), flags.err());
+            assertEquals("7200", ns.exec("sysctl", "-n", "net.netfilter.nf_conntrack_tcp_timeout_close_wait").trim());
+            assertEquals("1", ns.exec("sysctl", "-n", "net.netfilter.nf_conntrack_tcp_be_liberal").trim());
+
+            ProxyRun.Result bad = ProxyRun.cli("run", "--manifests", dir.toString(), "--netns", ns.name(), "--once",
+                    "--hostname-override", "n", "--conntrack-udp-timeout", "soon");
+            assertEquals(2, bad.exit(), bad.err());
+            assertTrue(bad.err().contains("--conntrack-udp-timeout 'soon'") && bad.err().lines().count() == 1, bad.err());
+        }
+    }
+
     /** A file a one-shot cannot use at all: the others are synced, and the exit status says what is missing. */
     @Test
     void aFileRefusedWholeEndsTheOneShotWithOne(@TempDir Path dir) throws Exception {
