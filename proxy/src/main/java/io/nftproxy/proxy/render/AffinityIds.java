@@ -16,7 +16,7 @@ import io.nftproxy.proxy.model.Endpoint;
  * whose endpoint went finds nothing, and its clients pick again.
  *
  * <p>A new endpoint takes a number never given before, lowest first, below the range its port
- * already needs; then the number freed longest ago. Clients that still remember a freed number
+ * needs with one endpoint more; then the number freed longest ago. Clients that still remember a freed number
  * (until they reconnect, when the kernel deletes the entry, or until it expires) would be sent
  * to the endpoint that takes it next: taking the oldest makes that as unlikely as the range
  * allows. A pure function of the previous numbers and the current endpoints.
@@ -77,7 +77,10 @@ public record AffinityIds(List<Endpoint> byId, List<Integer> freed) {
                 highestKept = id;
             }
         }
-        int cap = PickTree.bucketHigh(Math.max(1, Math.max(current.size(), highestKept + 1)));
+        // One spare number at least: a port whose count fills its range (8, 16 …) would otherwise
+        // hand a number that went straight to the endpoint that came in the same sync, and the
+        // clients remembered by it would go there rather than pick again.
+        int cap = PickTree.bucketHigh(Math.min(NftRenderer.MAX_PLAIN_PICK, Math.max(current.size() + 1, highestKept + 1)));
         List<Endpoint> out = new ArrayList<>(Arrays.asList(ids));
         for (Endpoint e : unplaced.values()) {
             if (out.size() < cap) {

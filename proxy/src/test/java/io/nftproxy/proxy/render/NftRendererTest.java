@@ -581,7 +581,8 @@ class NftRendererTest {
         back.add(Endpoint.ready(Inet.parse("10.244.7.7"), 8080, "node-b"));
         Fragment third = r.service(IpFamily.V4, sticky, back, NODE, second.slots());
         assertEquals(back.get(3), third.slots().clusterIds().held().get(4));
-        // With every number of the range taken or freed, the one freed longest ago is given.
+        // A count that fills its range (8) still gives a new endpoint a number never given: the
+        // one freed (1) is kept for later, so its clients pick again rather than follow it.
         AffinityIds ids = third.slots().clusterIds();
         List<Endpoint> more = new ArrayList<>(back);
         for (int i = 0; i < 4; i++) {
@@ -589,8 +590,22 @@ class NftRendererTest {
         }
         AffinityIds full = ids.next(more);
         assertEquals(8, full.held().size());
-        assertEquals(more.get(7), full.held().get(1), "the freed number, once none is left unused");
-        assertEquals(8, full.range());
+        assertFalse(full.held().containsKey(1), "the freed number is not given while unused ones are");
+        assertEquals(more.get(7), full.held().get(8));
+        assertEquals(16, full.range());
+        // With every number of the range taken or freed, the one freed longest ago is given.
+        List<Endpoint> fifteen = new ArrayList<>(more);
+        for (int i = 0; i < 7; i++) {
+            fifteen.add(Endpoint.ready(Inet.parse("10.244.9." + (1 + i)), 8080, "node-b"));
+        }
+        AffinityIds fuller = full.next(fifteen);
+        assertEquals(16, fuller.byId().size(), "every number below 16 given: 15 held, 1 freed");
+        // One replaced: the number freed longest ago (1, not 0 that went now) goes to the newcomer.
+        List<Endpoint> replaced = new ArrayList<>(fifteen.subList(1, 15));
+        replaced.add(Endpoint.ready(Inet.parse("10.244.9.9"), 8080, "node-b"));
+        AffinityIds again = fuller.next(replaced);
+        assertEquals(replaced.get(14), again.held().get(1), "the freed number, once none is left unused");
+        assertFalse(again.held().containsKey(0));
         assertEquals(AffinityIds.NONE, r.service(IpFamily.V4, svc("plain", "10.96.0.15", 0, false, 0), four, NODE)
                 .slots().clusterIds(), "a port without affinity numbers nothing");
     }
