@@ -110,55 +110,11 @@ final class RunCommand implements Callable<Integer> {
             + " about 6 µs an element (implies --service-counters; nftables mode).")
     boolean endpointCounters;
 
-    // kube-proxy's conntrack flags: set at start as kube-proxy sets them (its defaults, or the
-    // config file's conntrack section), in the network namespace the proxy programs.
-    @Option(names = "--conntrack-max-per-core", paramLabel = "N", description = "nf_conntrack_max per CPU (0: leave it; default 32768).")
-    Integer conntrackMaxPerCore;
-
-    @Option(names = "--conntrack-min", paramLabel = "N", description = "The least nf_conntrack_max to set (default 131072).")
-    Integer conntrackMin;
-
-    @Option(names = "--conntrack-tcp-timeout-established", paramLabel = "D", description = "nf_conntrack_tcp_timeout_established (default 24h; 0: leave it).")
-    String conntrackEstablished;
-
-    @Option(names = "--conntrack-tcp-timeout-close-wait", paramLabel = "D", description = "nf_conntrack_tcp_timeout_close_wait (default 1h; 0: leave it).")
-    String conntrackCloseWait;
-
-    @Option(names = "--conntrack-tcp-be-liberal", arity = "0..1", fallbackValue = "true", paramLabel = "BOOL",
-            description = "Set nf_conntrack_tcp_be_liberal (default false).")
-    Boolean conntrackBeLiberal;
-
-    @Option(names = "--conntrack-udp-timeout", paramLabel = "D", description = "nf_conntrack_udp_timeout (default: leave it).")
-    String conntrackUdp;
-
-    @Option(names = "--conntrack-udp-timeout-stream", paramLabel = "D", description = "nf_conntrack_udp_timeout_stream (default: leave it).")
-    String conntrackUdpStream;
+    @Mixin
+    ConntrackOptions conntrackFlags = new ConntrackOptions();
 
     @Mixin
     NetnsOption ns = new NetnsOption();
-
-    /** The file's (or kube-proxy's default) conntrack settings with the flags given over them. */
-    KubeProxyConfiguration.Conntrack conntrack(KubeProxyConfiguration.Conntrack c) {
-        return new KubeProxyConfiguration.Conntrack(
-                conntrackMaxPerCore != null ? conntrackMaxPerCore : c.maxPerCore(),
-                conntrackMin != null ? conntrackMin : c.min(),
-                duration("--conntrack-tcp-timeout-established", conntrackEstablished, c.tcpEstablishedTimeout()),
-                duration("--conntrack-tcp-timeout-close-wait", conntrackCloseWait, c.tcpCloseWaitTimeout()),
-                conntrackBeLiberal != null ? conntrackBeLiberal : c.tcpBeLiberal(),
-                duration("--conntrack-udp-timeout", conntrackUdp, c.udpTimeout()),
-                duration("--conntrack-udp-timeout-stream", conntrackUdpStream, c.udpStreamTimeout()));
-    }
-
-    private static Duration duration(String flag, String given, Duration otherwise) {
-        if (given == null) {
-            return otherwise;
-        }
-        try {
-            return Durations.parse(given);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(flag + " '" + given + "': " + e.getMessage());
-        }
-    }
 
     ProxyConfig proxyConfig(KubeProxyConfiguration file) throws Exception {
         String host = hostname != null ? hostname
@@ -300,7 +256,7 @@ final class RunCommand implements Callable<Integer> {
         launch.oomScoreAdj = config == null ? null : file.oomScoreAdj(); // kube-proxy's file says how; without one, left alone
         KubeProxyConfiguration.Conntrack ct;
         try {
-            ct = conntrack(file.conntrack());
+            ct = conntrackFlags.over(file.conntrack());
         } catch (IllegalArgumentException e) {
             System.err.println("nftproxy: " + e.getMessage());
             return 2;
