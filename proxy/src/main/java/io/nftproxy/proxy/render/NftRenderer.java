@@ -252,12 +252,18 @@ public final class NftRenderer {
     public static Set<String> onDemandSets(Fragment frag) {
         Set<String> out = null;
         for (String set : frag.elements().keySet()) {
-            String demand = isOnDemandSet(set) ? set : PickTree.inUseOf(set);
-            if (demand != null) {
+            String tree = PickTree.inUseOf(set);
+            boolean onDemand = isOnDemandSet(set);
+            if (tree != null || onDemand) {
                 if (out == null) {
                     out = new TreeSet<>();
                 }
-                out.add(demand);
+                if (tree != null) {
+                    out.add(tree);
+                }
+                if (onDemand) {
+                    out.add(set);
+                }
             }
         }
         return out == null ? Set.of() : out;

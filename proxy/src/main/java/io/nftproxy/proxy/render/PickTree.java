@@ -8,6 +8,7 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -41,8 +42,12 @@ import io.nftproxy.netlink.nft.expr.Expr;
  * One tree per kind of frontend: IP ports ({@code ip daddr . meta l4proto . th dport}) and
  * NodePorts ({@code meta l4proto . th dport}), over the cluster's endpoints and over this node's
  * ({@link Kind}). A tree, its maps and bit sets are declared while some frontend picks through it
- * ({@link Kind#inUse}): the first of its kind brings it, the last takes it away, and in between
- * it never changes.
+ * ({@link Kind#inUse}): the first of its kind brings it, the last takes it away. Of the tree, only
+ * the chains that lead to the leaves of a {@link #bucket} of counts some port is in: a cluster
+ * whose services have at most 8 endpoints carries 11 chains a tree instead of 127, and the first
+ * port whose count enters another bucket brings that bucket's map and subtree (7 chains for
+ * 9-16, 63 for 65-128), which the kernel validates once; the last one out takes them away. The
+ * path from the root to a leaf, and so the lookups, are the same whatever is declared.
  *
  * <p>Counts above MAX_SHARED_PICK, up to MAX_PLAIN_PICK, go in blocks of MAX_SHARED_PICK: a port
  * whose k − 1 is {@code 128·h + l} is a member of the block set {@code KIND-count-block-h} and of
@@ -291,6 +296,12 @@ final class PickTree extends RenderPart {
     private final boolean sticky;
     /** The blocks above the first that ports' counts are in ({@link Kind#blockSet}), ascending. */
     private final List<Integer> blocks = new ArrayList<>();
+    /**
+     * The buckets of counts up to MAX_SHARED_PICK that some port's count is in ({@link #bucket},
+     * by their highest count), ascending: their maps and the chains leading to their leaves are
+     * declared, the rest of the tree is not.
+     */
+    private final List<Integer> buckets = new ArrayList<>();
 
     /**
      * @param demanded the on-demand sets the services fill, of every kind (the others' are ignored)
@@ -304,6 +315,30 @@ final class PickTree extends RenderPart {
                 blocks.add(block);
             }
         }
+        for (int hi : sharedBuckets()) {
+            if (demanded.contains(kind.endpoints(hi))) {
+                buckets.add(hi);
+            }
+        }
+    }
+
+    /**
+     * The endpoint maps of the trees, blocks included (not the sticky ports' maps by number):
+     * each is declared while some frontend's count is in its bucket, and with it the part of the
+     * tree that leads to its leaves.
+     */
+    private static final Set<String> TREE_MAPS = treeMaps();
+
+    private static Set<String> treeMaps() {
+        List<Integer> blocks = new ArrayList<>();
+        for (int block = 1; block < BLOCKS; block++) {
+            blocks.add(block);
+        }
+        Set<String> out = new HashSet<>();
+        for (Kind kind : Kind.values()) {
+            out.addAll(kind.endpointMaps(blocks));
+        }
+        return Set.copyOf(out);
     }
 
     /** The on-demand sets' names start with one of these: the trees' count blocks, and the sticky ports' ranges. */
@@ -311,12 +346,16 @@ final class PickTree extends RenderPart {
             .flatMap(k -> Stream.of(k.prefix + "-count-block-", StickyPick.rangeMembersPrefix(k))).toList();
 
     /**
-     * Whether a set is declared only while some port fills it: a block set of a tree ({@link
-     * Kind#blockSet}) or a range set of the sticky ports ({@link StickyPick#rangeMembers}). Asked
+     * Whether a set is declared only while some port fills it: a tree's endpoint map of a bucket
+     * of counts ({@link Kind#endpoints}), a block set of a tree ({@link Kind#blockSet}) or a range
+     * set of the sticky ports ({@link StickyPick#rangeMembers}). Asked
      * of every set name of every fragment a sync sends or records (two million at 100k
      * services), so it allocates nothing.
      */
     static boolean isOnDemandSet(String name) {
+        if (TREE_MAPS.contains(name)) {
+            return true;
+        }
         if (!name.contains("-block-") && !name.contains("-ids-")) {
             return false;
         }
@@ -329,12 +368,16 @@ final class PickTree extends RenderPart {
     }
 
     /**
-     * The endpoint maps, the bit sets, the tree's chains, and the leaves: {@code KIND-pick-k} for
-     * k = 1..MAX_SHARED_PICK; and per block in use its map, set, tree and leaves.
+     * The bit sets, the root, and per bucket of counts in use its endpoint map and the chains
+     * that lead to its leaves ({@code KIND-pick-1-8} and below for most services); per block in
+     * use its map, set and whole tree.
      */
     void declare() {
-        for (String map : kind.endpointMaps(blocks)) {
-            b.set(endpointMap(map));
+        for (int hi : buckets) {
+            b.set(endpointMap(kind.endpoints(hi)));
+        }
+        for (int block : blocks) {
+            b.set(endpointMap(kind.endpoints(block * MAX_SHARED_PICK + 1)));
         }
         for (int bit = 0; bit < BITS; bit++) {
             b.set(kindSet(kind.bitSet(bit)).withComment(
@@ -379,6 +422,9 @@ final class PickTree extends RenderPart {
      * after {@code first}, and the chains below it.
      */
     private void chains(int lo, int hi, List<Rule> first) {
+        if (!inUse(lo, hi) && !(lo == 1 && hi == MAX_SHARED_PICK)) {
+            return; // no port's count is in lo..hi: nothing leads here (the root leads to the blocks)
+        }
         int half = (hi - lo + 1) / 2;
         int bit = Integer.numberOfTrailingZeros(half);
         String name = kind.chain(lo, hi);
@@ -401,11 +447,32 @@ final class PickTree extends RenderPart {
         }
         String upper = kind.chain(lo + half, hi);
         String lower = kind.chain(lo, lo + half - 1);
-        rules.add(b.rule(name, concat(concat(key(), RuleParts.lookup(kind.bitSet(bit))), verdict(Verdict.goTo(upper)))));
-        rules.add(b.rule(name, List.of(verdict(Verdict.goTo(lower)))));
+        if (inUse(lo + half, hi)) {
+            rules.add(b.rule(name, concat(concat(key(), RuleParts.lookup(kind.bitSet(bit))), verdict(Verdict.goTo(upper)))));
+        }
+        if (inUse(lo, lo + half - 1)) {
+            rules.add(b.rule(name, List.of(verdict(Verdict.goTo(lower)))));
+        }
         b.chain(Chain.regular(nf, t, name), rules);
         chains(lo + half, hi, List.of());
         chains(lo, lo + half - 1, List.of());
+    }
+
+    /**
+     * Whether some port's count is in lo..hi: a block's counts (its tree is declared whole with
+     * its set), or a bucket in use that overlaps them. Buckets are subtrees (1-8, then 9-16 …
+     * 65-128, the upper halves), so a bucket overlapping a chain's counts holds them or lies under it.
+     */
+    private boolean inUse(int lo, int hi) {
+        if (lo > MAX_SHARED_PICK) {
+            return blocks.contains((lo - 1) / MAX_SHARED_PICK);
+        }
+        for (int bucketHi : buckets) {
+            if (bucketLow(bucketHi) <= hi && lo <= bucketHi) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private List<Expr> key() {

@@ -64,6 +64,11 @@ class RenderedRulesOracleKernelTest {
         add(services, endpoints, ServicePort.builder(id("ranges"), 443).clusterIPs(ips("10.96.0.13"))
                 .loadBalancerIPs(ips("192.0.2.13")).loadBalancerSourceRanges(List.of(Cidr.parse("203.0.113.0/24")))
                 .build(), 1);
+        // A port in each bucket of counts, so that the whole shared tree is declared.
+        for (int k : List.of(9, 17, 33, 65)) {
+            add(services, endpoints, ServicePort.builder(id("wide-" + k), 80).clusterIPs(ips("10.96.1." + k, "fd00:96::1:" + k))
+                    .nodePort(30100 + k).build(), k);
+        }
         // Past the shared tree: a block of the trees (declared for it), and, sticky, chains of its own.
         add(services, endpoints, ServicePort.builder(id("many"), 80).clusterIPs(ips("10.96.0.14"))
                 .nodePort(30082).build(), NftRenderer.MAX_SHARED_PICK + 1);

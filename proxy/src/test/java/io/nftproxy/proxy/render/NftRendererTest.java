@@ -61,15 +61,24 @@ class NftRendererTest {
     }
 
     /**
-     * A state whose one port picks through every tree: a ClusterIP, an external IP and a NodePort
-     * of policy Local, with endpoints here and elsewhere (trees are declared while used).
+     * A state whose ports pick through every tree, in every bucket of counts: per bucket a
+     * ClusterIP, an external IP and a NodePort of policy Local, with one endpoint elsewhere and
+     * 1, 9, 17, 33 or 65 here (trees, and their buckets' chains, are declared while used).
      */
     static ProxyState everyTree() {
-        ServicePort port = svc("every-tree", "10.96.0.99", 30099, true, 0).toBuilder()
-                .externalIPs(List.of(Inet.parse("203.0.113.99"))).build();
-        List<Endpoint> eps = new ArrayList<>(eps(1, "node-b"));
-        eps.add(Endpoint.ready(Inet.parse("10.244.0.99"), 8080, "node-a"));
-        return new ProxyState(Map.of(port.id(), port), Map.of(port.id(), eps), NODE);
+        Map<ServicePortName, ServicePort> ports = new HashMap<>();
+        Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>();
+        for (int here : List.of(1, 9, 17, 33, 65)) {
+            ServicePort port = svc("every-tree-" + here, "10.96.0." + (100 + here), 30100 + here, true, 0).toBuilder()
+                    .externalIPs(List.of(Inet.parse("203.0.113." + (100 + here)))).build();
+            List<Endpoint> eps = new ArrayList<>(eps(1, "node-b"));
+            for (int i = 0; i < here; i++) {
+                eps.add(Endpoint.ready(Inet.parse("10.244.0." + (2 + i)), 8080, "node-a"));
+            }
+            ports.put(port.id(), port);
+            endpoints.put(port.id(), eps);
+        }
+        return new ProxyState(ports, endpoints, NODE);
     }
 
     static ProxyState state(ServicePort... services) {
@@ -195,8 +204,9 @@ class NftRendererTest {
         NftRenderer r = new NftRenderer(CFG);
         ServicePort ten = svc("ten", "10.96.0.30", 30030, false, 600);
         ServicePort large = svc("large", "10.96.0.31", 0, false, 0);
-        ProxyState st = new ProxyState(Map.of(ten.id(), ten, large.id(), large),
-                Map.of(ten.id(), manyEps(10), large.id(), manyEps(200)), NODE);
+        ServicePort small = svc("small", "10.96.0.32", 0, false, 0);
+        ProxyState st = new ProxyState(Map.of(ten.id(), ten, large.id(), large, small.id(), small),
+                Map.of(ten.id(), manyEps(10), large.id(), manyEps(200), small.id(), manyEps(3)), NODE);
         Fragment g = r.globals(IpFamily.V4, st);
         Map<String, Integer> lookups = new HashMap<>();
         Pattern ref = Pattern.compile("@(\\S+)");
@@ -216,6 +226,10 @@ class NftRendererTest {
             }
         }
         assertFalse(g.sets().containsKey("service-endpoints-257-384"), "no map for a block nobody is in");
+        assertFalse(g.sets().containsKey("service-endpoints-17-32"), "nor for a bucket nobody is in");
+        assertFalse(g.chains().containsKey("ip-pick-17-32"), "nor its leaves and the chains to them");
+        assertFalse(g.chains().containsKey("ip-pick-33-64"));
+        assertTrue(g.chains().containsKey("ip-pick-9-16") && g.chains().containsKey("ip-pick-1-8"));
         assertEquals(NftRenderer.SERVICE_ENDPOINTS, NftRenderer.endpointMapBase("service-endpoints-1-8"));
         assertEquals(null, NftRenderer.endpointMapBase("service-endpoints-1-1"));
         assertEquals(NftRenderer.NODEPORT_LOCAL_ENDPOINTS, NftRenderer.endpointMapBase("nodeport-local-endpoints-897-1024"));
@@ -242,18 +256,21 @@ class NftRendererTest {
                 .clusterIPs(List.of(Inet.parse("10.96.0.20"))).nodePort(30020).build();
         Fragment f = r.service(IpFamily.V4, big, manyEps(k), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
-        assertEquals(Set.of("ip-count-block-2", "nodeport-count-block-2", "tree:ip", "tree:nodeport"), NftRenderer.onDemandSets(f),
-                "its blocks, and the trees it picks through");
+        assertEquals(Set.of("ip-count-block-2", "nodeport-count-block-2", "service-endpoints-257-384", "nodeport-endpoints-257-384",
+                "tree:ip", "tree:nodeport"), NftRenderer.onDemandSets(f), "its blocks and their maps, and the trees it picks through");
         for (int bit = 0; bit < 7; bit++) {
             boolean set = (43 & 1 << bit) != 0;
             assertEquals(set, keys(f, "ip-count-bit-" + bit).contains("10.96.0.20 . tcp . 80"), "bit " + bit);
         }
         assertEquals(k, f.elements().get("service-endpoints-257-384").size(), "one element an index, in the block's map");
 
-        ProxyState st = new ProxyState(Map.of(big.id(), big), Map.of(big.id(), manyEps(k)), NODE);
+        ServicePort small = ServicePort.builder(new ServicePortName("default", "small", "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.22"))).nodePort(30022).build();
+        ProxyState st = new ProxyState(Map.of(big.id(), big, small.id(), small), Map.of(big.id(), manyEps(k), small.id(), manyEps(3)), NODE);
         Fragment g = r.globals(IpFamily.V4, st);
-        assertEquals(Set.of("ip-count-block-2", "nodeport-count-block-2", "tree:ip", "tree:nodeport"), NftRenderer.onDemandDeclared(g),
-                "only the block in use, only for the kinds that use it");
+        assertEquals(Set.of("ip-count-block-2", "nodeport-count-block-2", "service-endpoints-257-384", "nodeport-endpoints-257-384",
+                        "service-endpoints-1-8", "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport"), NftRenderer.onDemandDeclared(g),
+                "only the block and the bucket in use, only for the kinds that use them");
         Set<String> in = new HashSet<>(NftRenderer.onDemandSets(f));
         for (String kind : List.of("ip", "nodeport")) {
             Predicate<String> member = set -> in.contains(set)
@@ -281,8 +298,8 @@ class NftRendererTest {
                 .clusterIPs(List.of(Inet.parse("10.96.0.21"))).nodePort(30021).affinitySeconds(600).build();
         Fragment f = r.service(IpFamily.V4, stickyBig, manyEps(k), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
-        assertEquals(Set.of("ip-count-block-1", "nodeport-count-block-1", "sticky-ips-ids-129-256", "sticky-nodeports-ids-129-256",
-                "tree:ip", "tree:nodeport"), NftRenderer.onDemandSets(f));
+        assertEquals(Set.of("ip-count-block-1", "nodeport-count-block-1", "service-endpoints-129-256", "nodeport-endpoints-129-256",
+                "sticky-ips-ids-129-256", "sticky-nodeports-ids-129-256", "tree:ip", "tree:nodeport"), NftRenderer.onDemandSets(f));
         assertEquals(List.of("10.96.0.21 . tcp . 80"), keys(f, "sticky-ips-ids-129-256"));
         assertEquals(List.of("10.96.0.21 . tcp . 80"), keys(f, "sticky-ips-600"));
         assertEquals(k, f.elements().get("service-endpoints-129-256").size());
@@ -321,11 +338,46 @@ class NftRendererTest {
         ProxyState mixed = new ProxyState(Map.of(plainBig.id(), plainBig, small.id(), small),
                 Map.of(plainBig.id(), manyEps(k), small.id(), manyEps(2)), NODE);
         Fragment h = r.globals(IpFamily.V4, mixed);
-        assertEquals(Set.of("ip-count-block-1", "sticky-ips-ids-1-8", "tree:ip"), NftRenderer.onDemandDeclared(h));
+        assertEquals(Set.of("ip-count-block-1", "service-endpoints-129-256", "service-endpoints-1-8", "sticky-ips-ids-1-8", "tree:ip"),
+                NftRenderer.onDemandDeclared(h));
         assertFalse(h.chains().containsKey("ip-sticky-check-129-256"), "no sticky port in the range: none of its chains");
         assertTrue(h.chains().containsKey("ip-sticky-check-1-8"));
         assertFalse(h.chains().containsKey("ip-sticky-check-9-16"), "nor of a range no sticky port is in");
         assertTrue(h.chains().containsKey("ip-sticky-remember-0-7") && !h.sets().containsKey("ip-sticky-id-bit-3"));
+    }
+
+    @Test
+    void aTreeHoldsOnlyTheChainsThatLeadToTheBucketsInUse() {
+        NftRenderer r = new NftRenderer(CFG);
+        ServicePort small = svc("small", "10.96.0.40", 0, false, 0);
+        ServicePort ten = svc("ten", "10.96.0.41", 0, false, 0);
+        Predicate<String> ipTree = c -> c.matches("ip-pick-\\d+-\\d+");
+        Fragment one = r.globals(IpFamily.V4, new ProxyState(Map.of(small.id(), small), Map.of(small.id(), manyEps(3)), NODE));
+        // The root, 1-64, 1-32, 1-16, 1-8, then 1-8's subtree: 1-4, 5-8 and four leaves.
+        assertEquals(11, one.chains().keySet().stream().filter(ipTree).count(), one.chains().keySet().toString());
+        assertEquals(List.of("goto ip-pick-1-64"), body(one, "ip-pick-1-128"), "no upper half: no port's count is in it");
+        assertEquals(List.of("goto ip-pick-1-8"), body(one, "ip-pick-1-16"));
+        assertEquals(Set.of("service-endpoints-1-8"), one.sets().keySet().stream().filter(m -> m.startsWith("service-endpoints-"))
+                .collect(java.util.stream.Collectors.toSet()));
+
+        Fragment two = r.globals(IpFamily.V4, new ProxyState(Map.of(small.id(), small, ten.id(), ten),
+                Map.of(small.id(), manyEps(3), ten.id(), manyEps(10)), NODE));
+        assertEquals(11 + 7, two.chains().keySet().stream().filter(ipTree).count(), "9-16's subtree comes with its first port");
+        assertEquals(List.of("ip daddr . meta l4proto . th dport @ip-count-bit-3 goto ip-pick-9-16", "goto ip-pick-1-8"),
+                body(two, "ip-pick-1-16"));
+        assertTrue(two.sets().containsKey("service-endpoints-9-16"));
+        // The same path from the root whatever is declared: seven lookups to the leaf of 10.
+        String chain = "ip-pick-1-128";
+        int hops = 0;
+        while (body(two, chain).get(0).contains(" goto ") || body(two, chain).get(0).startsWith("goto ")) {
+            String first = body(two, chain).get(0);
+            Matcher bit = Pattern.compile("@ip-count-bit-(\\d) goto (\\S+)$").matcher(first);
+            chain = bit.find() && (9 & 1 << Integer.parseInt(bit.group(1))) != 0 ? bit.group(2)
+                    : body(two, chain).get(body(two, chain).size() - 1).replace("goto ", "");
+            hops++;
+        }
+        assertEquals("ip-pick-9-10", chain);
+        assertEquals(6, hops);
     }
 
     @Test

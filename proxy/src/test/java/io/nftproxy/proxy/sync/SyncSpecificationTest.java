@@ -296,4 +296,36 @@ class SyncSpecificationTest {
         assertTrue(last.indexOf("delete element ip nftproxy local-endpoints-1-8") < last.indexOf("delete map ip nftproxy local-endpoints-1-8"),
                 "the elements before their map: " + last);
     }
+    /**
+     * Of a tree, the chains that lead to a bucket of counts ({@code 9-16}) and the bucket's map
+     * are declared while some port's count is in it: the first port to enter it brings them in
+     * the same transaction that moves its endpoints there, the last one out takes them away.
+     */
+    @Test
+    void aBucketOfCountsComesWithItsFirstPort() throws Exception {
+        List<Endpoint> nine = new ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            nine.add(ep("10.244.1." + (2 + i), "node-b"));
+        }
+        List<Endpoint> two = endpoints.get(WEB);
+        endpoints.put(WEB, nine);
+        String in = sync(WEB);
+        assertTrue(in.contains("add chain ip nftproxy ip-pick-9-16"), in);
+        assertTrue(in.contains("add chain ip nftproxy nodeport-pick-9-10"), in);
+        assertTrue(in.indexOf("add map ip nftproxy service-endpoints-9-16") < in.indexOf("add element ip nftproxy service-endpoints-9-16"),
+                "the map before its elements: " + in);
+        assertTrue(in.contains("delete element ip nftproxy service-endpoints-1-8"), "moved out of 1-8's map: " + in);
+        assertFalse(in.contains("ip-local-pick"), "the Local tree's buckets are as they were: " + in);
+
+        sent.clear();
+        endpoints.put(WEB, two);
+        String out = sync(WEB);
+        assertTrue(out.contains("delete chain ip nftproxy ip-pick-9-16"), out);
+        assertTrue(out.indexOf("delete element ip nftproxy service-endpoints-9-16") < out.indexOf("delete map ip nftproxy service-endpoints-9-16"),
+                "the elements before their map: " + out);
+        TableContents left = kernel.readTable(Family.IP, "nftproxy");
+        assertTrue(left.chains().stream().noneMatch(c -> c.name().contains("-pick-9-")), "none of 9-16's chains is left");
+        assertTrue(left.sets().stream().noneMatch(x -> x.name().endsWith("-9-16")), "nor its maps");
+        assertTrue(left.chains().stream().anyMatch(c -> c.name().equals("ip-pick-1-8")));
+    }
 }
