@@ -205,6 +205,11 @@ public final class NftRenderer {
         this.elementComments = elementComments;
     }
 
+    /** The settings it renders with. */
+    public ProxyConfig config() {
+        return config;
+    }
+
     /** The whole desired ruleset of a state (a full render; syncs reuse fragments instead). */
     public Ruleset render(ProxyState state) {
         List<FamilyRuleset> out = new ArrayList<>();

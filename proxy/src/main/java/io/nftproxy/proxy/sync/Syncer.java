@@ -2,6 +2,7 @@ package io.nftproxy.proxy.sync;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,6 +34,7 @@ import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.plan.TableFamilies;
 import io.nftproxy.proxy.render.DesiredChain;
 import io.nftproxy.proxy.render.EndpointSlots;
 import io.nftproxy.proxy.render.Fragment;
@@ -79,6 +81,8 @@ public final class Syncer implements Backend {
     private ProxyState lastState;
     /** How many service ports of {@link #lastState} use each set of shared sticky chains. */
     private TreeMap<StickyTimeout, Integer> stickyTimeouts = new TreeMap<>();
+    /** How many service ports of {@link #lastState} are programmed in each family ({@link TableFamilies}). */
+    private EnumMap<IpFamily, Integer> familyPorts = new EnumMap<>(IpFamily.class);
     /**
      * What was committed before {@link #forgetCommitted}: the kernel may no longer hold it, but
      * its fragments are still what the same inputs render to, so the rebuild reuses them.
@@ -239,7 +243,8 @@ public final class Syncer implements Backend {
      * the chains of each).
      */
     private record Plan(Kind kind, Set<ServicePortName> ports, boolean nodeChanged, boolean networkChanged,
-                        TreeMap<StickyTimeout, Integer> stickyTimeouts, boolean stickyTimeoutsChanged) {
+                        TreeMap<StickyTimeout, Integer> stickyTimeouts, boolean stickyTimeoutsChanged,
+                        EnumMap<IpFamily, Integer> familyPorts, Set<IpFamily> families) {
         boolean full() {
             return kind != Kind.PARTIAL;
         }
@@ -250,9 +255,12 @@ public final class Syncer implements Backend {
         }
     }
 
-    /** One attempt at a sync's transaction, and what to record once the kernel took it. */
+    /**
+     * One attempt at a sync's transaction, and what to record once the kernel took it (the
+     * families whose table it deletes among them).
+     */
     private record Attempt(Transaction tx, Map<IpFamily, Delta> deltas, Map<IpFamily, TableState> fresh,
-                           Map<String, Contributor> chainOwners, long renderNanos) {
+                           Set<IpFamily> dropped, Map<String, Contributor> chainOwners, long renderNanos) {
     }
 
     /**
@@ -327,8 +335,23 @@ public final class Syncer implements Backend {
         } else {
             state.services().values().forEach(svc -> count(timeouts, svc, +1));
         }
+        EnumMap<IpFamily, Integer> inFamily = new EnumMap<>(IpFamily.class);
+        if (kind == Kind.PARTIAL && lastState != null) {
+            inFamily.putAll(familyPorts);
+            for (ServicePortName id : changed) {
+                TableFamilies.count(inFamily, lastState.services().get(id), -1);
+                TableFamilies.count(inFamily, state.services().get(id), +1);
+            }
+        } else {
+            state.services().values().forEach(svc -> TableFamilies.count(inFamily, svc, +1));
+        }
+        Set<IpFamily> families = TableFamilies.of(renderer.config(), state, inFamily);
+        if (kind == Kind.PARTIAL && !committed.keySet().containsAll(families)) {
+            // A family's table comes with the first thing of that family: written whole.
+            ports.addAll(state.services().keySet());
+        }
         return new Plan(kind, ports, nodeChanged, networkChanged, timeouts,
-                !timeouts.keySet().equals(stickyTimeouts.keySet()));
+                !timeouts.keySet().equals(stickyTimeouts.keySet()), inFamily, families);
     }
 
     private static void count(TreeMap<StickyTimeout, Integer> timeouts, ServicePort svc, int delta) {
@@ -353,7 +376,7 @@ public final class Syncer implements Backend {
         Map<IpFamily, Map<Contributor, Fragment>> byFamily = new EnumMap<>(IpFamily.class);
         Map<IpFamily, TableState> fresh = new EnumMap<>(IpFamily.class);
         Map<String, Contributor> chainOwners = new HashMap<>();
-        for (IpFamily f : IpFamily.values()) {
+        for (IpFamily f : plan.families()) {
             TableState ts = committed.get(f);
             if (ts == null) {
                 ts = new TableState(f, new Table(f.nft(), tableName));
@@ -411,7 +434,19 @@ public final class Syncer implements Backend {
         long t0 = System.nanoTime();
         Transaction tx = new Transaction();
         Map<IpFamily, Delta> deltas = new EnumMap<>(IpFamily.class);
+        Set<IpFamily> dropped = EnumSet.noneOf(IpFamily.class);
         for (IpFamily f : IpFamily.values()) {
+            if (!plan.families().contains(f)) {
+                TableState gone = committed.get(f);
+                if (gone != null) {
+                    tx.delete(gone.table); // the last thing of this family went
+                    dropped.add(f);
+                } else if (plan.kind() == Kind.REPLACE) {
+                    Table t = new Table(f.nft(), tableName);
+                    tx.add(t).delete(t); // whatever a previous run left in this family goes
+                }
+                continue;
+            }
             TableState ts = r.fresh().containsKey(f) ? r.fresh().get(f) : committed.get(f);
             if (r.fresh().containsKey(f)) {
                 // add + delete + add: replaces whatever a previous run left, atomically.
@@ -421,7 +456,7 @@ public final class Syncer implements Backend {
             d.write(tx);
             deltas.put(f, d);
         }
-        return new Attempt(tx, deltas, r.fresh(), r.chainOwners(), r.renderNanos() + System.nanoTime() - t0);
+        return new Attempt(tx, deltas, r.fresh(), dropped, r.chainOwners(), r.renderNanos() + System.nanoTime() - t0);
     }
 
     /** Whether the kernel holds none of our tables: then nothing of ours carries traffic yet. */
@@ -461,6 +496,13 @@ public final class Syncer implements Backend {
                     Transaction tx = new Transaction();
                     List<Delta> deltas = new ArrayList<>();
                     for (IpFamily f : IpFamily.values()) {
+                        if (!plan.families().contains(f)) {
+                            if (i == 0 && !beside) {
+                                Table t = new Table(f.nft(), tableName);
+                                tx.add(t).delete(t); // no table in a family the node does not use
+                            }
+                            continue; // beside: the switch deletes it (Takeover#switchTo)
+                        }
                         TableState ts = i == 0 ? r.fresh().get(f) : committed.get(f);
                         if (i == 0 && !beside) {
                             tx.add(ts.table).delete(ts.table).add(ts.table); // as in one transaction
@@ -573,6 +615,7 @@ public final class Syncer implements Backend {
             }
             written = replaceInBatches(plan, state, next, true);
             switched = committer.commit(Takeover.switchTo(next, committed, ours));
+            ours.keySet().retainAll(committed.keySet()); // the switch deleted the tables of families not in use
         } catch (NftException e) {
             LOG.warn("could not write table {} beside the ruleset in use ({}); replacing it in one transaction",
                     tableName, e.getMessage());
@@ -651,6 +694,7 @@ public final class Syncer implements Backend {
         held.writeLock().lock();
         try {
             committed.putAll(a.fresh());
+            a.dropped().forEach(committed::remove);
             for (Delta d : a.deltas().values()) {
                 d.apply();
                 changedChains += d.changedChains();
@@ -668,6 +712,7 @@ public final class Syncer implements Backend {
         forgottenState = null;
         lastState = state;
         stickyTimeouts = plan.stickyTimeouts();
+        familyPorts = plan.familyPorts();
         return new SyncResult(plan.full(), st, changedChains, count(TableState::chainCount), count(TableState::ruleCount),
                 count(TableState::elementCount), rejected, renderNanos);
     }

@@ -102,8 +102,9 @@ final class Takeover {
     /**
      * The switch, one small transaction: every base chain we hold gets its rules in generation
      * {@code to} (flushed, then added), and any other base chain in our tables goes (one we no
-     * longer declare, or someone else's; not {@code nftproxy trace}'s marking chains). The kernel
-     * validates what the base chains reach, once.
+     * longer declare, or someone else's; not {@code nftproxy trace}'s marking chains); the table of
+     * a family we no longer hold goes whole ({@link io.nftproxy.proxy.plan.TableFamilies}). The
+     * kernel validates what the base chains reach, once.
      */
     static Transaction switchTo(Generation to, Map<IpFamily, TableState> held, Map<IpFamily, Listing> kernel) {
         Transaction tx = new Transaction();
@@ -124,6 +125,11 @@ final class Takeover {
                 }
             }
         }
+        kernel.forEach((f, l) -> {
+            if (!held.containsKey(f)) {
+                tx.delete(l.table()); // a family the node no longer has: its table goes, whole
+            }
+        });
         return tx;
     }
 

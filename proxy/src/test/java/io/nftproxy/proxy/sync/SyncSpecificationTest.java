@@ -95,7 +95,7 @@ class SyncSpecificationTest {
         sent.clear();
     }
 
-    /** The IPv4 half of what the next partial sync of {@code changed} sends (IPv6 has nothing: the service has no IPv6 address). */
+    /** What the next partial sync of {@code changed} sends (the node has no IPv6, and no ip6 table while no port has an IPv6 ClusterIP). */
     String sync(ServicePortName... changed) throws Exception {
         syncer.sync(new ProxyState(services, endpoints, node), Set.of(changed));
         assertEquals(1, sent.size(), "one transaction");
@@ -327,5 +327,29 @@ class SyncSpecificationTest {
         assertTrue(left.chains().stream().noneMatch(c -> c.name().contains("-pick-9-")), "none of 9-16's chains is left");
         assertTrue(left.sets().stream().noneMatch(x -> x.name().endsWith("-9-16")), "nor its maps");
         assertTrue(left.chains().stream().anyMatch(c -> c.name().equals("ip-pick-1-8")));
+    }
+    /**
+     * A node without IPv6 holds no ip6 table ({@link io.nftproxy.proxy.plan.TableFamilies}): the
+     * first dual-stack port brings it, written whole in that sync, and the last one takes it away.
+     */
+    @Test
+    void aFamilysTableComesWithItsFirstPortAndGoesWithTheLast() throws Exception {
+        assertFalse(kernel.hasTable(Family.IP6, "nftproxy"), "no ip6 table on a node without IPv6");
+        services.put(API, ServicePort.builder(API, 80).clusterIPs(List.of(ip("10.96.0.11"), ip("fd00:96::11"))).build());
+        endpoints.put(API, List.of(ep("10.244.1.5", "node-b"), ep("fd00:244::5", "node-b")));
+        String in = sync(API);
+        assertTrue(in.contains("add table ip6 nftproxy"), in);
+        assertTrue(in.contains("add chain ip6 nftproxy nat-prerouting"), in);
+        assertEquals(1, kernel.listElements(Family.IP6, "nftproxy", NftRenderer.SERVICE_IPS).size(), "the port's IPv6 ClusterIP");
+        assertEquals(3, kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS).size(), "IPv4's two, and the port's");
+
+        sent.clear();
+        services.remove(API);
+        endpoints.remove(API);
+        String out = sync(API);
+        assertTrue(out.contains("delete table ip6 nftproxy"), out);
+        assertFalse(out.contains("add "), "nothing added: " + out);
+        assertFalse(kernel.hasTable(Family.IP6, "nftproxy"));
+        assertEquals(2, kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS).size());
     }
 }
