@@ -292,7 +292,7 @@ final class PickTree extends RenderPart {
     }
 
     private final Kind kind;
-    /** Whether some port of this kind has ClientIP affinity: the leaves send such ports to {@link StickyPick}'s check first. */
+    /** Whether some port of this kind has ClientIP affinity: the root sends such ports to {@link StickyPick}'s check first. */
     private final boolean sticky;
     /** The blocks above the first that ports' counts are in ({@link Kind#blockSet}), ascending. */
     private final List<Integer> blocks = new ArrayList<>();
@@ -383,9 +383,16 @@ final class PickTree extends RenderPart {
             b.set(kindSet(kind.bitSet(bit)).withComment(
                     kind.counted() + " endpoint count minus one has bit " + bit + " set"));
         }
-        // The root first sends a port counted in a block to that block's tree: one lookup per
-        // block in use, none in a cluster without large services.
+        // The root first sends a port with ClientIP affinity through the check of the endpoints
+        // its clients are remembered by (StickyPick), which DNATs a client it finds and returns
+        // otherwise; then a port counted in a block to that block's tree: one lookup per block in
+        // use, none in a cluster without large services. The check hangs from the root, not from
+        // the leaves: the same one lookup, seven levels nearer the base chain (JumpDepthKernelTest).
         List<Rule> toBlocks = new ArrayList<>();
+        if (sticky) {
+            toBlocks.add(b.rule(kind.root(), concat(concat(key(), RuleParts.lookup(StickyPick.allMembers(kind))),
+                    verdict(Verdict.jump(StickyPick.check(kind))))));
+        }
         for (int block : blocks) {
             int lo = block * MAX_SHARED_PICK + 1;
             b.set(kindSet(kind.blockSet(block)).withComment(kind.counted() + " endpoint count is "
@@ -431,14 +438,8 @@ final class PickTree extends RenderPart {
         List<Rule> rules = new ArrayList<>(first);
         if (half == 1) {
             // The last level draws itself, among hi endpoints when bit 0 of k - 1 is set, else
-            // among lo: "destination . numgen random mod k" in the endpoint map. A port with
-            // ClientIP affinity first goes through the check of the endpoints its clients are
-            // remembered by (StickyPick), which DNATs a client it finds. (A chain per count
-            // below these was 128 more chains a tree, for the same lookups.)
-            if (sticky) {
-                rules.add(b.rule(name, concat(concat(key(), RuleParts.lookup(StickyPick.allMembers(kind))),
-                        verdict(Verdict.jump(StickyPick.check(kind))))));
-            }
+            // among lo: "destination . numgen random mod k" in the endpoint map. (A chain per
+            // count below these was 128 more chains a tree, for the same lookups.)
             rules.add(b.rule(name, concat(concat(key(), RuleParts.lookup(kind.bitSet(0))),
                     p.pickEndpoint(key(), kind.endpoints(hi), hi))));
             rules.add(b.rule(name, p.pickEndpoint(key(), kind.endpoints(lo), lo)));

@@ -100,7 +100,7 @@ final class ServiceData extends RenderPart {
     /**
      * One frontend that picks among {@code eps}: a member of its kind's set, its count in the bit
      * sets, its endpoints by index, and with affinity ({@code stickySeconds} > 0) a member of the
-     * sticky sets, which the tree's leaf sends on to {@link StickyPick}'s chains.
+     * sticky sets, which the tree's root sends on to {@link StickyPick}'s chains.
      */
     private void frontend(PickTree.Kind kind, Bytes key, List<Endpoint> eps, AffinityIds ids, long stickySeconds) {
         b.element(kind.ip ? SERVICE_IPS : SERVICE_NODEPORTS, SetElement.of(key));

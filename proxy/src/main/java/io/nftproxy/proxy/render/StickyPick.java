@@ -42,7 +42,7 @@ import io.nftproxy.netlink.nft.expr.Payload;
  * listing ("netlink_parse_concat_expr: Assertion 'consumed > 0'", tried: a lookup keyed by a map's
  * result, an update whose data is one, a key concatenating one).
  *
- * <p>Before a new connection draws, the tree's leaf for k sends a sticky port ({@code sticky-ips})
+ * <p>Before a new connection goes down the tree, the tree's root sends a sticky port ({@code sticky-ips})
  * to {@code ip-sticky-check}, which goes to the check of the port's range of numbers ({@code
  * ip-sticky-check-1-8}: numbers below 8; a set per range, {@code sticky-ips-ids-1-8}, says which):
  * one rule per number asks whether the client is remembered by it and jumps to its slot, which
@@ -94,7 +94,7 @@ final class StickyPick extends RenderPart {
         return membersPrefix(kind) + timeoutSeconds;
     }
 
-    /** The set of this kind's frontends with ClientIP affinity, of any timeout: the leaves send them to the check. */
+    /** The set of this kind's frontends with ClientIP affinity, of any timeout: the tree's root sends them to the check. */
     static String allMembers(PickTree.Kind kind) {
         String prefix = membersPrefix(kind);
         return prefix.substring(0, prefix.length() - 1);
@@ -135,7 +135,7 @@ final class StickyPick extends RenderPart {
         return kind.prefix + "-sticky-id-bit-" + bit;
     }
 
-    /** The chain the tree's leaves send a sticky port to: on to the check of its range. */
+    /** The chain the tree's root sends a sticky port to: on to the check of its range. */
     static String check(PickTree.Kind kind) {
         return kind.prefix + "-sticky-check";
     }

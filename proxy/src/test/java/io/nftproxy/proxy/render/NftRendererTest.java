@@ -310,9 +310,10 @@ class NftRendererTest {
         assertEquals(NftRenderer.onDemandSets(f), NftRenderer.onDemandDeclared(g));
         Function<String, List<String>> body = chain -> g.chains().get(chain).rules().stream()
                 .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
-        // The block's last level sends sticky ports to the check of their range, then draws.
+        // The root sends sticky ports to the check of their range before the block; the block's last level draws.
         assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips jump ip-sticky-check",
-                "ip daddr . meta l4proto . th dport @ip-count-bit-0 dnat ip to ip daddr . meta l4proto . th dport . numgen random mod "
+                "ip daddr . meta l4proto . th dport @ip-count-block-1 goto ip-pick-129-256"), body.apply("ip-pick-1-128"));
+        assertEquals(List.of("ip daddr . meta l4proto . th dport @ip-count-bit-0 dnat ip to ip daddr . meta l4proto . th dport . numgen random mod "
                         + (k + 1) + " map @service-endpoints-129-256",
                 "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k + " map @service-endpoints-129-256"),
                 body.apply(PickTree.Kind.IP.leaf(k)));
@@ -480,8 +481,9 @@ class NftRendererTest {
         assertEquals(List.of(np), f.elements().get("sticky-local-nodeports-600").stream().map(SetElement::key).toList(),
                 "the rest: in the local tree");
         Fragment g = r.globals(IpFamily.V4, new ProxyState(Map.of(port.id(), port), Map.of(port.id(), eps), NODE));
-        assertEquals(List.of("meta l4proto . th dport @sticky-local-nodeports jump nodeport-local-sticky-check",
-                        "meta l4proto . th dport @nodeport-local-count-bit-0 dnat ip to meta l4proto . th dport . numgen random mod 2"
+        assertEquals("meta l4proto . th dport @sticky-local-nodeports jump nodeport-local-sticky-check",
+                body(g, "nodeport-local-pick-1-128").get(0), "the local tree's root checks its own memory first");
+        assertEquals(List.of("meta l4proto . th dport @nodeport-local-count-bit-0 dnat ip to meta l4proto . th dport . numgen random mod 2"
                                 + " map @nodeport-local-endpoints-1-8",
                         "dnat ip to meta l4proto . th dport . numgen random mod 1 map @nodeport-local-endpoints-1-8"),
                 body(g, "nodeport-local-pick-1-2"));
@@ -580,9 +582,11 @@ class NftRendererTest {
         assertTrue(g.unmanagedSets().containsAll(List.of("ip-affinity", "nodeport-affinity")), "the kernel fills them");
         java.util.function.Function<String, List<String>> body = c -> g.chains().get(c).rules().stream()
                 .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
-        // The tree's leaf for 3 sends a sticky port to the check of its numbers' range, then draws.
-        assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips jump ip-sticky-check",
-                "ip daddr . meta l4proto . th dport @ip-count-bit-0 dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 4 map @service-endpoints-1-8",
+        // The tree's root sends a sticky port to the check of its numbers' range; if the check
+        // returns, the port goes down the tree, whose leaf for 3 draws.
+        assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips jump ip-sticky-check", "goto ip-pick-1-64"),
+                body.apply("ip-pick-1-128"));
+        assertEquals(List.of("ip daddr . meta l4proto . th dport @ip-count-bit-0 dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 4 map @service-endpoints-1-8",
                 "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 map @service-endpoints-1-8"), body.apply("ip-pick-3-4"));
         List<String> checks = body.apply("ip-sticky-check-1-8");
         assertEquals(8, checks.size());
