@@ -45,10 +45,27 @@ final class FirstSyncBatches {
     static final int RULE_WEIGHT = 4;
 
     /**
-     * The contributors of {@code changes} (every family's) in batches: first the globals alone,
-     * then services, each service's ports together.
+     * The contributors of {@code changes} (every family's) in batches of about {@code limit}: first
+     * the globals alone, then services, each service's ports together.
      */
     static List<List<Contributor>> of(Map<IpFamily, Map<Contributor, Fragment>> changes, int limit) {
+        List<List<Contributor>> out = new ArrayList<>();
+        Queue q = queue(changes);
+        while (q.hasNext()) {
+            out.add(q.next(limit).ports());
+        }
+        return out;
+    }
+
+    /** One transaction's contributors, and what they weigh (objects, as {@link #weight} counts them). */
+    record Batch(List<Contributor> ports, int weight) {
+    }
+
+    /**
+     * The contributors of {@code changes} (every family's) in the order they are sent, taken a
+     * batch at a time: each batch as large as the sender asks for then ({@link KernelPace}).
+     */
+    static Queue queue(Map<IpFamily, Map<Contributor, Fragment>> changes) {
         // Per service (namespace/name): its ports, its weight, whether it owns chains.
         Map<String, Group> groups = new LinkedHashMap<>();
         boolean globals = false;
@@ -70,30 +87,60 @@ final class FirstSyncBatches {
                 }
             }
         }
-        List<List<Contributor>> out = new ArrayList<>();
-        if (globals) {
-            out.add(List.of(Contributor.GLOBALS));
-        }
+        List<List<Group>> phases = new ArrayList<>();
         for (boolean chains : new boolean[] {true, false}) {
+            phases.add(groups.values().stream().filter(g -> g.ownsChains == chains).toList());
+        }
+        return new Queue(globals, phases);
+    }
+
+    /**
+     * What is left to send: the globals alone, then the services that own chains, then the
+     * others (a batch never holds both kinds).
+     */
+    static final class Queue {
+        private boolean globals;
+        private final List<List<Group>> phases;
+        private int phase;
+        private int next;
+
+        private Queue(boolean globals, List<List<Group>> phases) {
+            this.globals = globals;
+            this.phases = phases;
+            skipEmptyPhases();
+        }
+
+        boolean hasNext() {
+            return globals || phase < phases.size();
+        }
+
+        /** The next batch: whole services while they weigh at most {@code limit} together (at least one). */
+        Batch next(int limit) {
+            if (globals) {
+                globals = false;
+                return new Batch(List.of(Contributor.GLOBALS), 0);
+            }
+            List<Group> groups = phases.get(phase);
             List<Contributor> cur = new ArrayList<>();
             int w = 0;
-            for (Group g : groups.values()) {
-                if (g.ownsChains != chains) {
-                    continue;
-                }
-                if (!cur.isEmpty() && w + g.weight > limit) {
-                    out.add(cur);
-                    cur = new ArrayList<>();
-                    w = 0;
-                }
+            while (next < groups.size() && (cur.isEmpty() || w + groups.get(next).weight <= limit)) {
+                Group g = groups.get(next++);
                 cur.addAll(g.ports);
                 w += g.weight;
             }
-            if (!cur.isEmpty()) {
-                out.add(cur);
+            if (next == groups.size()) {
+                phase++;
+                next = 0;
+                skipEmptyPhases();
+            }
+            return new Batch(cur, w);
+        }
+
+        private void skipEmptyPhases() {
+            while (phase < phases.size() && phases.get(phase).isEmpty()) {
+                phase++;
             }
         }
-        return out;
     }
 
     /**
@@ -142,6 +189,15 @@ final class FirstSyncBatches {
             out.add(base);
         }
         return out;
+    }
+
+    /** What a transaction of the globals weighs, as {@link #globals} cuts them: a rule {@link #RULE_WEIGHT}, an element 1. */
+    static int weight(Transaction tx) {
+        int w = 0;
+        for (Op op : tx.ops()) {
+            w += op.object() instanceof Elements e ? e.elements().size() : op.object() instanceof Rule ? RULE_WEIGHT : 1;
+        }
+        return w;
     }
 
     /** What a fragment makes the kernel create: its elements, rules, chains and sets. */

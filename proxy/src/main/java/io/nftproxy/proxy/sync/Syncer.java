@@ -488,9 +488,12 @@ public final class Syncer implements Backend {
         int changedChains = 0;
         long prepareNanos = 0;
         try {
-            List<List<Contributor>> batches = FirstSyncBatches.of(r.changes(), firstSyncBatch);
-            for (int i = 0; i < batches.size(); i++) {
-                List<Contributor> batch = new ArrayList<>(batches.get(i));
+            FirstSyncBatches.Queue batches = FirstSyncBatches.queue(r.changes());
+            // Each transaction sized by what the kernel took for the last ones (KernelPace).
+            KernelPace pace = new KernelPace(firstSyncBatch);
+            for (int i = 0; batches.hasNext(); i++) {
+                FirstSyncBatches.Batch next = batches.next(pace.limit());
+                List<Contributor> batch = new ArrayList<>(next.ports());
                 for (int attempt = 0; ; attempt++) {
                     long t0 = System.nanoTime();
                     Transaction tx = new Transaction();
@@ -533,11 +536,15 @@ public final class Syncer implements Backend {
                     prepareNanos += System.nanoTime() - t0;
                     try {
                         if (i == 0) {
-                            for (Transaction part : FirstSyncBatches.globals(tx, firstSyncBatch, !beside)) {
-                                sum = sum.plus(committer.commit(g.apply(part)));
+                            for (Transaction part : FirstSyncBatches.globals(tx, pace.limit(), !beside)) {
+                                CommitStats st = committer.commit(g.apply(part));
+                                pace.observe(FirstSyncBatches.weight(part), st.kernelNanos());
+                                sum = sum.plus(st);
                             }
                         } else {
-                            sum = sum.plus(committer.commit(g.apply(tx)));
+                            CommitStats st = committer.commit(g.apply(tx));
+                            pace.observe(next.weight(), st.kernelNanos());
+                            sum = sum.plus(st);
                         }
                     } catch (TransactionException e) {
                         ServicePortName culprit = ownerOf(e, r.chainOwners());

@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.sync;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -110,6 +111,44 @@ class FirstSyncBatchesTest {
         var b = port("b", "http");
         assertEquals(List.of(List.of(a, b)), FirstSyncBatches.of(v4(a, null, b, fragment(100, 0)), 100));
     }
+    @Test
+    void eachBatchIsAsLargeAsAskedForWhenItIsTaken() {
+        var a = port("a", "http");
+        var b = port("b", "http");
+        var c = port("c", "http");
+        var d = port("d", "http");
+        FirstSyncBatches.Queue q = FirstSyncBatches.queue(v4(Contributor.GLOBALS, fragment(5, 0), a, fragment(40, 0),
+                b, fragment(40, 0), c, fragment(40, 0), d, fragment(10, 2)));
+        assertEquals(new FirstSyncBatches.Batch(List.of(Contributor.GLOBALS), 0), q.next(1000), "the globals alone");
+        assertEquals(new FirstSyncBatches.Batch(List.of(d), 10 + 1 + 2), q.next(1000), "the owner of a chain alone, first");
+        assertEquals(new FirstSyncBatches.Batch(List.of(a, b), 80), q.next(100));
+        assertEquals(new FirstSyncBatches.Batch(List.of(c), 40), q.next(10), "one service at least, however small the limit");
+        assertFalse(q.hasNext());
+    }
+
+    /**
+     * A transaction's size follows the kernel's time per object for 20 ms: it shrinks at once when
+     * the kernel is slower, grows by half at most when faster, and stays between a sixteenth of
+     * the configured count and the count.
+     */
+    @Test
+    void theKernelsPaceSizesTheNextTransaction() {
+        KernelPace pace = new KernelPace(4096);
+        assertEquals(4096, pace.limit(), "the configured count first");
+        pace.observe(4096, 60_000_000L);
+        assertEquals(1365, pace.limit(), "60 ms for 4,096: a third of it for 20 ms");
+        pace.observe(1365, 10_000_000L);
+        assertEquals(2047, pace.limit(), "twice as fast: by half only");
+        pace.observe(2047, 1_000_000L);
+        pace.observe(3070, 1_000_000L);
+        assertEquals(4096, pace.limit(), "never past the configured count");
+        pace.observe(4096, 2_000_000_000L);
+        assertEquals(256, pace.limit(), "never under a sixteenth of it");
+        pace.observe(0, 5_000_000L);
+        pace.observe(100, 0);
+        assertEquals(256, pace.limit(), "nothing learnt from an empty batch or an untimed commit");
+    }
+
     @Test
     void theGlobalsAreCutInOrderWithTheBaseChainsRulesLastOrHeldBack() {
         Table t = new Table(Family.IP, "t");
