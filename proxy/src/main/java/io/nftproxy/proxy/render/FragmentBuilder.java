@@ -142,7 +142,7 @@ final class FragmentBuilder {
                 d.mode() == LocalDetection.Mode.INTERFACE_NAME_PREFIX, negate);
     }
 
-    /** A frontend the plan rejects or drops: its key in the matching no-endpoint set. */
+    /** A frontend the plan rejects or drops: its key in the matching no-endpoint set, and among the unserved ones. */
     void noEndpoints(Target target, Bytes ipKey, Bytes nodePortKey) {
         boolean drop = switch (target) {
             case DROP -> true;
@@ -151,9 +151,11 @@ final class FragmentBuilder {
         };
         if (ipKey != null) {
             element(drop ? NO_ENDPOINT_DROP : NO_ENDPOINT_REJECT, SetElement.of(ipKey));
+            element(UNSERVED_IPS, SetElement.of(ipKey));
         }
         if (nodePortKey != null) {
             element(drop ? NODEPORT_NO_ENDPOINT_DROP : NODEPORT_NO_ENDPOINT_REJECT, SetElement.of(nodePortKey));
+            element(UNSERVED_NODEPORTS, SetElement.of(nodePortKey));
         }
     }
 }

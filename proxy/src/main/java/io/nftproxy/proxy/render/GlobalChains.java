@@ -33,6 +33,14 @@ final class GlobalChains extends RenderPart {
     private final Fragment picks;
     /** The firewall shards some load-balancer IP with source ranges is in ({@link NftRenderer#FIREWALL_ALLOW}), ascending. */
     private final List<Integer> shards = new ArrayList<>();
+    /**
+     * Whether some service port has chains of its own, reached by IP port or by NodePort: only
+     * then the verdict maps to them and the rules that look them up (a verdict map cannot be
+     * asked for membership before the NodePort's FIB lookup, so its rule would make every packet
+     * to the node pay one).
+     */
+    private final boolean ownChains;
+    private final boolean ownNodePortChains;
 
     /**
      * @param serviceCidrs the service network of this family, whose unallocated addresses are dropped
@@ -48,6 +56,13 @@ final class GlobalChains extends RenderPart {
                 shards.add(k);
             }
         }
+        this.ownChains = demanded.contains(SERVICE_CHAINS);
+        this.ownNodePortChains = demanded.contains(NODEPORT_CHAINS);
+    }
+
+    /** "protocol . port in {@code set}, addressed to this node ({@code toThisNode})", then {@code then}. */
+    private List<Expr> nodePort(String set, List<Expr> toThisNode, Expr... then) {
+        return concat(concat(p.protoPort(), RuleParts.lookup(set)), concat(toThisNode, List.of(then)));
     }
 
     /**
@@ -113,10 +128,14 @@ final class GlobalChains extends RenderPart {
                 .withComment("ClusterIP, external and load-balancer IP ports picked by the shared chains"));
         b.set(NftSet.set(nf, t, SERVICE_NODEPORTS, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("NodePorts picked by the shared chains"));
-        b.set(NftSet.map(nf, t, SERVICE_CHAINS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
-                .withComment("IP ports of services with chains of their own"));
-        b.set(NftSet.map(nf, t, NODEPORT_CHAINS, DataType.VERDICT, DataType.INET_PROTO, DataType.INET_SERVICE)
-                .withComment("NodePorts of services with chains of their own"));
+        if (ownChains) {
+            b.set(NftSet.map(nf, t, SERVICE_CHAINS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("IP ports of services with chains of their own"));
+        }
+        if (ownNodePortChains) {
+            b.set(NftSet.map(nf, t, NODEPORT_CHAINS, DataType.VERDICT, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("NodePorts of services with chains of their own"));
+        }
         // The maps from "frontend . index" to endpoint are the pick trees' (PickTree#bucket).
         // externalTrafficPolicy Local, as data: the external frontends, their local endpoints by
         // index in the local trees' maps, and the ones with none here.
@@ -136,6 +155,10 @@ final class GlobalChains extends RenderPart {
                 .withComment("NodePorts without any endpoint: rejected"));
         b.set(NftSet.set(nf, t, NODEPORT_NO_ENDPOINT_DROP, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("NodePorts without a usable endpoint here: dropped"));
+        b.set(NftSet.set(nf, t, UNSERVED_IPS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("service IP ports rejected or dropped: the two sets above"));
+        b.set(NftSet.set(nf, t, UNSERVED_NODEPORTS, DataType.INET_PROTO, DataType.INET_SERVICE)
+                .withComment("NodePorts rejected or dropped: the two sets above"));
         b.set(NftSet.set(nf, t, FIREWALL_IPS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("load-balancer IP ports with loadBalancerSourceRanges"));
         // Interval sets of concatenations (the kernel's pipapo) for the ports' ranges, so that a
@@ -229,20 +252,22 @@ final class GlobalChains extends RenderPart {
             services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(SERVICE_IPS), verdict(Verdict.goTo(PickTree.Kind.IP.root())))));
         }
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(LOCAL_IPS), verdict(Verdict.goTo(IP_EXTERNAL_LOCAL)))));
-        services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_CHAINS))));
-        List<Expr> nodeportMatch = concat(RuleParts.daddrLocal(), p.loadDaddr(NfTablesUapi.NFT_REG_1),
-                RuleParts.lookup(NODEPORT_ADDRS));
-        // A NodePort: addressed to this node, on an address NodePorts are served on, by protocol and port.
-        List<Expr> nodePorts = concat(nodeportMatch, p.protoPort());
-        services.add(b.rule(SERVICES, concat(nodePorts,
-                RuleParts.lookup(NODEPORT_MASQ), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
-        if (tree(PickTree.Kind.NODEPORT)) {
-            services.add(b.rule(SERVICES, concat(nodePorts,
-                    RuleParts.lookup(SERVICE_NODEPORTS), verdict(Verdict.goTo(PickTree.Kind.NODEPORT.root())))));
+        if (ownChains) {
+            services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_CHAINS))));
         }
-        services.add(b.rule(SERVICES, concat(nodePorts,
-                RuleParts.lookup(LOCAL_NODEPORTS), verdict(Verdict.goTo(NODEPORT_EXTERNAL_LOCAL)))));
-        services.add(b.rule(SERVICES, concat(nodePorts, RuleParts.vmap(NODEPORT_CHAINS))));
+        // A NodePort: addressed to this node, on an address NodePorts are served on, by protocol
+        // and port. The protocol and port are asked for first: a hash lookup that fails for
+        // every packet that is no NodePort, which then pays no FIB lookup.
+        List<Expr> toThisNode = concat(RuleParts.daddrLocal(), p.loadDaddr(NfTablesUapi.NFT_REG_1),
+                RuleParts.lookup(NODEPORT_ADDRS));
+        services.add(b.rule(SERVICES, nodePort(NODEPORT_MASQ, toThisNode, verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
+        if (tree(PickTree.Kind.NODEPORT)) {
+            services.add(b.rule(SERVICES, nodePort(SERVICE_NODEPORTS, toThisNode, verdict(Verdict.goTo(PickTree.Kind.NODEPORT.root())))));
+        }
+        services.add(b.rule(SERVICES, nodePort(LOCAL_NODEPORTS, toThisNode, verdict(Verdict.goTo(NODEPORT_EXTERNAL_LOCAL)))));
+        if (ownNodePortChains) {
+            services.add(b.rule(SERVICES, concat(concat(toThisNode, p.protoPort()), RuleParts.vmap(NODEPORT_CHAINS))));
+        }
         b.chain(Chain.regular(nf, t, SERVICES), services);
         externalLocal(IP_EXTERNAL_LOCAL, PickTree.Kind.IP, p.daddrProtoPort(), NO_LOCAL_ENDPOINT);
         externalLocal(NODEPORT_EXTERNAL_LOCAL, PickTree.Kind.NODEPORT, p.protoPort(), NODEPORT_NO_LOCAL_ENDPOINT);
@@ -252,13 +277,20 @@ final class GlobalChains extends RenderPart {
         // then only elements, and changing it never changes a rule.
         b.merge(picks);
 
+        // The checks ask one set, of every frontend rejected or dropped, and send those to the
+        // chain that tells which: a connection to a served frontend or to no service pays one lookup.
         b.chain(Chain.regular(nf, t, SERVICE_ENDPOINTS_CHECK), List.of(
-                b.rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_REJECT), p.reject())),
-                b.rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_DROP),
+                b.rule(SERVICE_ENDPOINTS_CHECK, concat(p.daddrProtoPort(), RuleParts.lookup(UNSERVED_IPS),
+                        verdict(Verdict.goTo(SERVICE_ENDPOINTS_UNSERVED))))));
+        b.chain(Chain.regular(nf, t, SERVICE_ENDPOINTS_UNSERVED), List.of(
+                b.rule(SERVICE_ENDPOINTS_UNSERVED, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_REJECT), p.reject())),
+                b.rule(SERVICE_ENDPOINTS_UNSERVED, concat(p.daddrProtoPort(), RuleParts.lookup(NO_ENDPOINT_DROP),
                         verdict(Verdict.DROP)))));
         b.chain(Chain.regular(nf, t, NODEPORT_ENDPOINTS_CHECK), List.of(
-                b.rule(NODEPORT_ENDPOINTS_CHECK, concat(nodePorts, RuleParts.lookup(NODEPORT_NO_ENDPOINT_REJECT), p.reject())),
-                b.rule(NODEPORT_ENDPOINTS_CHECK, concat(nodePorts, RuleParts.lookup(NODEPORT_NO_ENDPOINT_DROP),
+                b.rule(NODEPORT_ENDPOINTS_CHECK, nodePort(UNSERVED_NODEPORTS, toThisNode, verdict(Verdict.goTo(NODEPORT_ENDPOINTS_UNSERVED))))));
+        b.chain(Chain.regular(nf, t, NODEPORT_ENDPOINTS_UNSERVED), List.of(
+                b.rule(NODEPORT_ENDPOINTS_UNSERVED, concat(p.protoPort(), RuleParts.lookup(NODEPORT_NO_ENDPOINT_REJECT), p.reject())),
+                b.rule(NODEPORT_ENDPOINTS_UNSERVED, concat(p.protoPort(), RuleParts.lookup(NODEPORT_NO_ENDPOINT_DROP),
                         verdict(Verdict.DROP)))));
         b.chain(Chain.regular(nf, t, CLUSTER_IPS_CHECK), List.of(
                 b.rule(CLUSTER_IPS_CHECK, List.of(p.loadDaddr(NfTablesUapi.NFT_REG_1),

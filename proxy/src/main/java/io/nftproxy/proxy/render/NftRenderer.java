@@ -71,6 +71,13 @@ public final class NftRenderer {
     public static final String NODEPORT_NO_ENDPOINT_REJECT = "nodeport-no-endpoint-reject";
     public static final String NODEPORT_NO_ENDPOINT_DROP = "nodeport-no-endpoint-drop";
     /**
+     * Every frontend of the four sets above, by kind: the checks ask these first, so that a new
+     * connection to a served frontend or to no service pays one lookup (the reject and drop sets
+     * are asked only for a frontend that is in one of them).
+     */
+    public static final String UNSERVED_IPS = "unserved-ips";
+    public static final String UNSERVED_NODEPORTS = "unserved-nodeports";
+    /**
      * The chains hooked into the kernel's paths, the only names the kernel's traffic enters our
      * table by: a table built beside another under other names of its chains and sets (see
      * io.nftproxy.proxy.sync.Generation) shares these.
@@ -161,6 +168,9 @@ public final class NftRenderer {
     public static final String MASQUERADING = "masquerading";
     public static final String SERVICE_ENDPOINTS_CHECK = "service-endpoints-check";
     public static final String NODEPORT_ENDPOINTS_CHECK = "nodeport-endpoints-check";
+    /** Where the checks send a frontend without endpoints: reject, or drop. */
+    public static final String SERVICE_ENDPOINTS_UNSERVED = "service-endpoints-unserved";
+    public static final String NODEPORT_ENDPOINTS_UNSERVED = "nodeport-endpoints-unserved";
     public static final String CLUSTER_IPS_CHECK = "cluster-ips-check";
     public static final String FIREWALL_CHECK = "firewall-check";
     static {
@@ -276,11 +286,11 @@ public final class NftRenderer {
 
     /**
      * Whether the globals declare a set only while some service fills it: the pick trees' blocks
-     * and the sticky ports' ranges ({@link PickTree#isOnDemandSet}), and the firewall shards'
-     * sets. Asked of every set name of every fragment a sync sends or records.
+     * and the sticky ports' ranges ({@link PickTree#isOnDemandSet}), the firewall shards' sets,
+     * and the verdict maps to services with chains of their own. Asked of every set name of every fragment a sync sends or records.
      */
     public static boolean isOnDemandSet(String set) {
-        return PickTree.isOnDemandSet(set) || set.startsWith(FIREWALL_ALLOW);
+        return PickTree.isOnDemandSet(set) || set.startsWith(FIREWALL_ALLOW) || set.equals(SERVICE_CHAINS) || set.equals(NODEPORT_CHAINS);
     }
 
     /** The on-demand sets and trees a globals fragment declares ({@link #onDemandSets}). */

@@ -3,8 +3,8 @@ package io.nftproxy.proxy.trace;
 import static io.nftproxy.proxy.render.NftRenderer.CLUSTER_IPS_CHECK;
 import static io.nftproxy.proxy.render.NftRenderer.FIREWALL_SHARD;
 import static io.nftproxy.proxy.render.NftRenderer.MARK_FOR_MASQUERADE;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_ENDPOINTS_CHECK;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_ENDPOINTS_CHECK;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_ENDPOINTS_UNSERVED;
+import static io.nftproxy.proxy.render.NftRenderer.SERVICE_ENDPOINTS_UNSERVED;
 
 import java.net.InetAddress;
 import java.util.ArrayList;
@@ -168,7 +168,7 @@ public final class TraceExplainer {
         String chain = Generation.original(e.chain());
         String rule = e.ruleHandle() == 0 ? "" : rules.of(e.family(), e.chain(), e.ruleHandle());
         rule = rule == null ? "" : rule;
-        if (chain.equals(SERVICE_ENDPOINTS_CHECK) || chain.equals(NODEPORT_ENDPOINTS_CHECK)) {
+        if (chain.equals(SERVICE_ENDPOINTS_UNSERVED) || chain.equals(NODEPORT_ENDPOINTS_UNSERVED)) {
             return rule.contains("reject") ? "rejected: the service port has no endpoints"
                     : "dropped: none of its endpoints can be used here (traffic policy Local, none on this node)";
         }

@@ -347,6 +347,50 @@ class NftRendererTest {
         assertTrue(h.chains().containsKey("ip-sticky-remember-0-7") && !h.sets().containsKey("ip-sticky-id-bit-3"));
     }
 
+    /**
+     * A new connection that is to no service pays no FIB lookup: every rule that asks the FIB
+     * whether the destination is this node's asks a NodePort set first. The verdict maps to
+     * services with chains of their own, which cannot be asked first, come only with such a
+     * service.
+     */
+    @Test
+    void aPacketToNoServicePaysNoFibLookup() {
+        NftRenderer r = new NftRenderer(CFG);
+        ServicePort web = svc("web", "10.96.0.10", 30080, true, 0);
+        Fragment g = r.globals(IpFamily.V4, new ProxyState(Map.of(web.id(), web), Map.of(web.id(), eps(3, "node-a")), NODE));
+        for (String chain : List.of(NftRenderer.SERVICES, NftRenderer.NODEPORT_ENDPOINTS_CHECK)) {
+            for (String rule : body(g, chain)) {
+                if (rule.contains("fib daddr")) {
+                    assertTrue(rule.matches("meta l4proto \\. th dport @[a-z-]+ fib daddr type local .*"), chain + ": " + rule);
+                }
+            }
+        }
+        assertFalse(g.sets().containsKey(NftRenderer.SERVICE_CHAINS) || g.sets().containsKey(NftRenderer.NODEPORT_CHAINS),
+                "no service with chains of its own: no verdict map to them");
+        assertTrue(body(g, NftRenderer.SERVICES).stream().noneMatch(x -> x.contains("vmap")), body(g, NftRenderer.SERVICES).toString());
+        // The endpoint checks: one lookup, then the chain that tells reject from drop for the frontends in it.
+        assertEquals(List.of("ip daddr . meta l4proto . th dport @unserved-ips goto service-endpoints-unserved"),
+                body(g, NftRenderer.SERVICE_ENDPOINTS_CHECK));
+        assertEquals(List.of("meta l4proto . th dport @unserved-nodeports fib daddr type local ip daddr @nodeport-addresses"
+                + " goto nodeport-endpoints-unserved"), body(g, NftRenderer.NODEPORT_ENDPOINTS_CHECK));
+        assertEquals(List.of("meta l4proto . th dport @nodeport-no-endpoint-reject reject with icmp type port-unreachable",
+                "meta l4proto . th dport @nodeport-no-endpoint-drop drop"), body(g, NftRenderer.NODEPORT_ENDPOINTS_UNSERVED));
+        Fragment none = r.service(IpFamily.V4, web, List.of(), NODE);
+        assertEquals(keys(none, NftRenderer.NO_ENDPOINT_REJECT), keys(none, NftRenderer.UNSERVED_IPS), "a rejected frontend is unserved");
+        assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(none, NftRenderer.UNSERVED_IPS));
+        assertEquals(1, none.elements().get(NftRenderer.UNSERVED_NODEPORTS).size());
+
+        ServicePort big = svc("big", "10.96.0.11", 30081, false, 0);
+        ProxyState both = new ProxyState(Map.of(web.id(), web, big.id(), big),
+                Map.of(web.id(), eps(3, "node-a"), big.id(), manyEps(NftRenderer.MAX_PLAIN_PICK + 1)), NODE);
+        Fragment h = r.globals(IpFamily.V4, both);
+        assertTrue(h.sets().containsKey(NftRenderer.SERVICE_CHAINS) && h.sets().containsKey(NftRenderer.NODEPORT_CHAINS));
+        assertEquals(List.of("ip daddr . meta l4proto . th dport vmap @service-chains",
+                        "fib daddr type local ip daddr @nodeport-addresses meta l4proto . th dport vmap @nodeport-chains"),
+                body(h, NftRenderer.SERVICES).stream().filter(x -> x.contains("vmap")).toList(),
+                "with a service past the shared trees: its chains reached through them");
+    }
+
     @Test
     void aTreeHoldsOnlyTheChainsThatLeadToTheBucketsInUse() {
         NftRenderer r = new NftRenderer(CFG);

@@ -149,7 +149,9 @@ class SyncSpecificationTest {
                 delete element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000000000000, 0x060000007580000001000000 }
                 delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
                 add element ip nftproxy no-endpoint-reject { 0x0a60000a0600000000500000 comment "shop/web:http" }
+                add element ip nftproxy unserved-ips { 0x0a60000a0600000000500000 comment "shop/web:http" }
                 add element ip nftproxy nodeport-no-endpoint-reject { 0x0600000075800000 comment "shop/web:http" }
+                add element ip nftproxy unserved-nodeports { 0x0600000075800000 comment "shop/web:http" }
                 """, sync(WEB));
     }
 

@@ -58,7 +58,7 @@ class TraceExplainerTest {
     }
 
     private static final TraceExplainer EXPLAINER = new TraceExplainer("nftproxy",
-            (f, chain, handle) -> chain.endsWith("-check") ? "... @no-endpoint-reject reject" : "rule " + handle,
+            (f, chain, handle) -> chain.endsWith("-unserved") ? "... @no-endpoint-reject reject" : "rule " + handle,
             i -> i == 4 ? "eth0" : null, 1 << 14);
 
     static Stream<Arguments> paths() {
@@ -72,7 +72,7 @@ class TraceExplainerTest {
                         rule("mark-for-masquerade", 1, Verdict.CONTINUE), rule("pick-1", 9, Verdict.ACCEPT)), toEndpoint,
                         "service ns/web port http (tcp) via its ClusterIP: endpoint 10.244.1.3:8080; "
                                 + "masquerade mark set: the source is SNATed"),
-                Arguments.of("rejected", List.of(rule("service-endpoints-check", 3, Verdict.DROP)), null,
+                Arguments.of("rejected", List.of(rule("service-endpoints-unserved", 3, Verdict.DROP)), null,
                         "service ns/web port http (tcp) via its ClusterIP: rejected: the service port has no endpoints"),
                 Arguments.of("Local, none here", List.of(rule("ext-ns/web/tcp/80", 7, Verdict.DROP)), null,
                         "service ns/web port http (tcp) via its ClusterIP: dropped: externalTrafficPolicy Local and no endpoint on this node"),
