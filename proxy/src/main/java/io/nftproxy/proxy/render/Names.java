@@ -81,4 +81,55 @@ public final class Names {
         return chain.startsWith(LOCAL) || chain.startsWith(PickTree.Kind.IP_LOCAL.prefix + "-pick-")
                 || chain.startsWith(PickTree.Kind.NODEPORT_LOCAL.prefix + "-pick-");
     }
+    /**
+     * The names of one pick tree's sets, for a reader of the kernel ({@code nftproxy dump
+     * --service}): by kind of frontend, an IP port or a NodePort, over the cluster's endpoints or
+     * (external traffic of policy Local) this node's.
+     */
+    public static Tree tree(boolean ipPort, boolean local) {
+        for (PickTree.Kind k : PickTree.Kind.values()) {
+            if (k.ip == ipPort && k.local == local) {
+                return new Tree(k);
+            }
+        }
+        throw new AssertionError("every kind of frontend has a tree");
+    }
+
+    /** One tree's set names (see {@link PickTree}). */
+    public static final class Tree {
+        private final PickTree.Kind kind;
+
+        private Tree(PickTree.Kind kind) {
+            this.kind = kind;
+        }
+
+        /** The set of frontends whose endpoint count minus one has {@code bit} set (bits 0 to 6). */
+        public String countBit(int bit) {
+            return kind.bitSet(bit);
+        }
+
+        /** How many bits the count sets hold. */
+        public static int bits() {
+            return PickTree.BITS;
+        }
+
+        /** The set of frontends whose count is in block {@code block} (1 for 129..256), up to {@link #blocks()} − 1. */
+        public String countBlock(int block) {
+            return kind.blockSet(block);
+        }
+
+        public static int blocks() {
+            return PickTree.BLOCKS;
+        }
+
+        /** The map from "frontend . index" to endpoint for a frontend of {@code k} endpoints. */
+        public String endpointMap(int k) {
+            return kind.endpoints(k);
+        }
+
+        /** What the names of the sets of this tree's sticky frontends, by timeout in seconds, start with. */
+        public String stickyPrefix() {
+            return StickyPick.membersPrefix(kind);
+        }
+    }
 }

@@ -1,0 +1,311 @@
+package io.nftproxy.proxy.trace;
+
+import static io.nftproxy.proxy.render.NftRenderer.CLUSTER_IP_PORTS;
+import static io.nftproxy.proxy.render.NftRenderer.EXTERNAL_MASQ;
+import static io.nftproxy.proxy.render.NftRenderer.FIREWALL_ALLOW;
+import static io.nftproxy.proxy.render.NftRenderer.FIREWALL_IPS;
+import static io.nftproxy.proxy.render.NftRenderer.LOCAL_IPS;
+import static io.nftproxy.proxy.render.NftRenderer.LOCAL_NODEPORTS;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_CHAINS;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_MASQ;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_DROP;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT;
+import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_DROP;
+import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.NftRenderer.NO_LOCAL_ENDPOINT;
+import static io.nftproxy.proxy.render.NftRenderer.SERVICE_CHAINS;
+import static io.nftproxy.proxy.render.NftRenderer.SERVICE_IPS;
+import static io.nftproxy.proxy.render.NftRenderer.SERVICE_NODEPORTS;
+
+import java.math.BigInteger;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Data;
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.nft.NftKernel;
+import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.Verdict;
+import io.nftproxy.netlink.nft.expr.Expr;
+import io.nftproxy.netlink.nft.expr.Lookup;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.render.MapKeys;
+import io.nftproxy.proxy.render.Names;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sync.Generation;
+
+/**
+ * What the kernel does for one service, read from our tables alone ({@code nftproxy dump
+ * --service NAMESPACE/NAME}): its frontends, found by the comment every element of a service
+ * port carries, and per frontend what our sets and maps say of it: the endpoint count (its
+ * membership in the tree's bit sets) and the endpoints by index (the tree's map for that count),
+ * external traffic policy Local and this node's endpoints, ClientIP affinity and its timeout,
+ * masquerading, source ranges, or why it is rejected or dropped. No source, no API server: what
+ * the kernel holds is what is shown.
+ */
+public final class KernelServiceView {
+    /** One frontend: where it listens, for which service port, and what the kernel does with a new connection to it. */
+    public record Frontend(IpFamily family, String port, InetAddress address, Protocol protocol, int number, String kind,
+                           List<String> facts) {
+        /** "10.96.0.10 tcp 80" or "NodePort tcp 30080". */
+        public String where() {
+            String a = address == null ? "NodePort" : family == IpFamily.V6 ? "[" + Inet.format(address) + "]" : Inet.format(address);
+            return a + " " + (protocol == null ? "proto ?" : protocol.lower()) + " " + number;
+        }
+    }
+
+    private final NftKernel kernel;
+    private final String table;
+
+    public KernelServiceView(NftKernel kernel, String table) {
+        this.kernel = kernel;
+        this.table = table;
+    }
+
+    /** The frontends of service {@code service} ("namespace/name") in both families' tables; empty when none names it. */
+    public List<Frontend> of(String service) throws NftException {
+        List<Frontend> out = new ArrayList<>();
+        for (IpFamily f : IpFamily.values()) {
+            if (kernel.hasTable(f.nft(), table)) {
+                out.addAll(new FamilyReader(f).frontends(service));
+            }
+        }
+        return out;
+    }
+
+    /** One family's table, each set read at most once, in the generation of names it is in. */
+    private final class FamilyReader {
+        private final IpFamily f;
+        private final Generation g;
+        private final Set<String> sets = new HashSet<>();
+        private final Map<String, List<SetElement>> read = new HashMap<>();
+
+        FamilyReader(IpFamily f) throws NftException {
+            this.f = f;
+            for (NftSet s : kernel.listSets(f.nft(), table)) {
+                sets.add(s.name());
+            }
+            this.g = sets.contains(Generation.SECOND.set(SERVICE_IPS)) && !sets.contains(SERVICE_IPS) ? Generation.SECOND
+                    : Generation.FIRST;
+        }
+
+        private List<SetElement> elements(String set) throws NftException {
+            String name = g.set(set);
+            if (!sets.contains(name)) {
+                return List.of();
+            }
+            List<SetElement> els = read.get(name);
+            if (els == null) {
+                els = kernel.listElements(f.nft(), table, name);
+                read.put(name, els);
+            }
+            return els;
+        }
+
+        private SetElement find(String set, Bytes key) throws NftException {
+            for (SetElement e : elements(set)) {
+                if (e.key().equals(key)) {
+                    return e;
+                }
+            }
+            return null;
+        }
+
+        private boolean in(String set, Bytes key) throws NftException {
+            return find(set, key) != null;
+        }
+
+        List<Frontend> frontends(String service) throws NftException {
+            // Key to the service port's name, from the comments of the sets a frontend is reached through.
+            Map<Bytes, String> mine = new LinkedHashMap<>();
+            for (String set : List.of(SERVICE_IPS, LOCAL_IPS, SERVICE_CHAINS, NO_ENDPOINT_REJECT, NO_ENDPOINT_DROP,
+                    SERVICE_NODEPORTS, LOCAL_NODEPORTS, NODEPORT_CHAINS, NODEPORT_NO_ENDPOINT_REJECT, NODEPORT_NO_ENDPOINT_DROP)) {
+                for (SetElement e : elements(set)) {
+                    String c = e.comment();
+                    if (c == null) {
+                        continue;
+                    }
+                    int colon = c.indexOf(':');
+                    if ((colon < 0 ? c : c.substring(0, colon)).equals(service)) {
+                        mine.putIfAbsent(e.key(), colon < 0 ? "" : c.substring(colon + 1));
+                    }
+                }
+            }
+            List<Frontend> out = new ArrayList<>();
+            for (Map.Entry<Bytes, String> e : mine.entrySet()) {
+                out.add(frontend(e.getKey(), e.getValue()));
+            }
+            return out;
+        }
+
+        private Frontend frontend(Bytes key, String port) throws NftException {
+            MapKeys.Frontend fe = MapKeys.decodeFrontend(key);
+            boolean ip = fe.address() != null;
+            List<String> facts = new ArrayList<>();
+            String kind = !ip ? "NodePort" : in(CLUSTER_IP_PORTS, key) ? "ClusterIP" : "external or load-balancer IP";
+            if (in(ip ? SERVICE_IPS : SERVICE_NODEPORTS, key)) {
+                facts.add(picked(key, ip, false, "endpoints"));
+            }
+            if (in(ip ? LOCAL_IPS : LOCAL_NODEPORTS, key)) {
+                facts.add("externalTrafficPolicy Local: from outside, " + picked(key, ip, true, "endpoints on this node"));
+                facts.add("from this node and its pods, " + picked(key, ip, false, "endpoints"));
+                if (in(ip ? NO_LOCAL_ENDPOINT : NODEPORT_NO_LOCAL_ENDPOINT, key)) {
+                    facts.add("no endpoint on this node: traffic from outside is dropped");
+                }
+            }
+            SetElement own = find(ip ? SERVICE_CHAINS : NODEPORT_CHAINS, key);
+            if (own != null && own.data() instanceof Verdict v) {
+                facts.add("chains of its own: " + v.kind().name().toLowerCase() + " " + Generation.original(v.chain()));
+            }
+            if (in(ip ? NO_ENDPOINT_REJECT : NODEPORT_NO_ENDPOINT_REJECT, key)) {
+                facts.add("rejected: the service port has no endpoints");
+            }
+            if (in(ip ? NO_ENDPOINT_DROP : NODEPORT_NO_ENDPOINT_DROP, key)) {
+                facts.add("dropped: none of its endpoints can be used here");
+            }
+            for (boolean local : new boolean[] {false, true}) {
+                long seconds = stickySeconds(key, Names.tree(ip, local));
+                if (seconds > 0) {
+                    facts.add("ClientIP affinity" + (local ? " (this node's endpoints)" : "") + ": " + seconds + " s");
+                }
+            }
+            if (in(ip ? EXTERNAL_MASQ : NODEPORT_MASQ, key)) {
+                facts.add("masqueraded (the source is SNATed)");
+            } else if (ip && kind.equals("ClusterIP") && clusterIpsMasqueraded()) {
+                facts.add("masqueraded when the source is not local (or always, with masqueradeAll)");
+            }
+            if (ip && in(FIREWALL_IPS, key)) {
+                facts.add("loadBalancerSourceRanges: " + String.join(", ", ranges(key, fe.address())));
+            }
+            return new Frontend(f, port, fe.address(), Protocol.ofNumber(fe.proto()), fe.port(), kind, facts);
+        }
+
+        /** Whether {@code services} masquerades ClusterIP ports at all (a rule looking up cluster-ip-ports: --cluster-cidr or masqueradeAll). */
+        private boolean clusterIpsMasqueraded() throws NftException {
+            if (clusterIpRule == null) {
+                clusterIpRule = false;
+                for (Rule r : kernel.listRules(f.nft(), table, g.chain(NftRenderer.SERVICES))) {
+                    for (Expr x : r.exprs()) {
+                        if (x instanceof Lookup l && Generation.original(l.set()).equals(CLUSTER_IP_PORTS)) {
+                            clusterIpRule = true;
+                        }
+                    }
+                }
+            }
+            return clusterIpRule;
+        }
+
+        private Boolean clusterIpRule;
+
+        /** "k endpoints: 0 address:port, 1 …" from the tree's bit sets and its map for k. */
+        private String picked(Bytes key, boolean ip, boolean local, String what) throws NftException {
+            Names.Tree tree = Names.tree(ip, local);
+            int k = 1;
+            for (int bit = 0; bit < Names.Tree.bits(); bit++) {
+                if (in(tree.countBit(bit), key)) {
+                    k += 1 << bit;
+                }
+            }
+            for (int block = 1; block < Names.Tree.blocks(); block++) {
+                if (in(tree.countBlock(block), key)) {
+                    k += block * NftRenderer.MAX_SHARED_PICK;
+                }
+            }
+            Map<Integer, String> byIndex = new TreeMap<>();
+            for (SetElement e : elements(tree.endpointMap(k))) {
+                if (e.key().length() == key.length() + 4 && e.key().slice(0, key.length()).equals(key)) {
+                    byIndex.put(e.key().host32At(key.length()), endpoint(e.data()));
+                }
+            }
+            StringBuilder out = new StringBuilder(k + " " + (k == 1 ? what.replaceFirst("^endpoints", "endpoint") : what) + ":");
+            byIndex.forEach((i, ep) -> out.append(i == byIndex.keySet().iterator().next() ? " " : ", ").append(i).append(' ').append(ep));
+            if (byIndex.size() != k) {
+                out.append(" (").append(byIndex.size()).append(" of them in ").append(g.set(tree.endpointMap(k))).append(")");
+            }
+            return out.toString();
+        }
+
+        private long stickySeconds(Bytes key, Names.Tree tree) throws NftException {
+            String prefix = g.set(tree.stickyPrefix());
+            for (String s : sets) {
+                if (s.startsWith(prefix) && s.substring(prefix.length()).matches("\\d+")) {
+                    for (SetElement e : read(s)) {
+                        if (e.key().equals(key)) {
+                            return Long.parseLong(s.substring(prefix.length()));
+                        }
+                    }
+                }
+            }
+            return 0;
+        }
+
+        private List<SetElement> read(String kernelName) throws NftException {
+            List<SetElement> els = read.get(kernelName);
+            if (els == null) {
+                els = kernel.listElements(f.nft(), table, kernelName);
+                read.put(kernelName, els);
+            }
+            return els;
+        }
+
+        /** The source ranges a load-balancer IP port lets in: "first-last" per range of its shard's interval set. */
+        private List<String> ranges(Bytes key, InetAddress lbIP) throws NftException {
+            List<String> out = new ArrayList<>();
+            for (SetElement e : elements(FIREWALL_ALLOW + NftRenderer.firewallShard(lbIP))) {
+                if (e.isIntervalEnd() || e.key().length() <= key.length() || !e.key().slice(0, key.length()).equals(key)) {
+                    continue;
+                }
+                Bytes first = e.key().slice(key.length(), key.length() + f.addressBytes());
+                Bytes last = e.keyEnd() == null ? first : e.keyEnd().slice(key.length(), key.length() + f.addressBytes());
+                out.add(range(first, last));
+            }
+            return out;
+        }
+
+        /** A range of addresses as a CIDR when it is one ("192.0.2.0/24"), else "first-last". */
+        private String range(Bytes first, Bytes last) {
+            BigInteger a = new BigInteger(1, first.toArray());
+            BigInteger b = new BigInteger(1, last.toArray());
+            int bits = f.addressBytes() * 8;
+            for (int prefix = 0; prefix <= bits; prefix++) {
+                BigInteger host = BigInteger.ONE.shiftLeft(bits - prefix).subtract(BigInteger.ONE);
+                if (a.and(host).signum() == 0 && a.or(host).equals(b)) {
+                    return address(first) + (prefix == bits ? "" : "/" + prefix);
+                }
+            }
+            return address(first) + "-" + address(last);
+        }
+
+        private String address(Bytes b) {
+            try {
+                return Inet.format(InetAddress.getByAddress(b.slice(0, f.addressBytes()).toArray()));
+            } catch (UnknownHostException e) {
+                return b.toString();
+            }
+        }
+
+        /** "address:port" ("[address]:port" for IPv6) of a map's data "address . port". */
+        private String endpoint(Data data) {
+            if (!(data instanceof Data.Value v) || v.bytes().length() != f.addressBytes() + 4) {
+                return String.valueOf(data);
+            }
+            String a = address(v.bytes());
+            int port = v.bytes().be16At(f.addressBytes());
+            return (f == IpFamily.V6 ? "[" + a + "]" : a) + ":" + port;
+        }
+    }
+}
