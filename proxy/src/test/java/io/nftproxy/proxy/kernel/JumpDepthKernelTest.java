@@ -106,88 +106,84 @@ class JumpDepthKernelTest {
     }
 
     /**
-     * The most chains on one path from a base chain, as the kernel's validation walks them: a
-     * rule's jump or goto, and a lookup in a verdict map (every chain its elements name), lead
-     * one level down. Per base chain, by name.
+     * A family's chains as the kernel's validation walks them: a rule's jump or goto, and a lookup
+     * in a verdict map (every chain its elements name), lead one level down.
      */
-    static Map<String, Integer> depths(List<Fragment> frags) {
-        Map<String, DesiredChain> chains = new HashMap<>();
-        Map<String, NftSet> sets = new HashMap<>();
-        Map<String, List<SetElement>> elements = new HashMap<>();
-        for (Fragment f : frags) {
-            chains.putAll(f.chains());
-            f.sets().forEach(sets::put);
-            f.elements().forEach((set, els) -> elements.computeIfAbsent(set, k -> new ArrayList<>()).addAll(els));
-        }
-        Map<String, Integer> memo = new HashMap<>();
-        Map<String, Integer> out = new TreeMap<>();
-        chains.forEach((name, c) -> {
-            if (c.chain().isBase()) {
-                out.put(name, depth(name, chains, sets, elements, memo));
-            }
-        });
-        return out;
-    }
+    static final class ChainGraph {
+        private final Map<String, DesiredChain> chains = new HashMap<>();
+        private final Map<String, NftSet> sets = new HashMap<>();
+        private final Map<String, List<SetElement>> elements = new HashMap<>();
+        private final Map<String, Integer> memo = new HashMap<>();
 
-    private static int depth(String chain, Map<String, DesiredChain> chains, Map<String, NftSet> sets,
-                             Map<String, List<SetElement>> elements, Map<String, Integer> memo) {
-        Integer known = memo.get(chain);
-        if (known != null) {
+        ChainGraph(List<Fragment> frags) {
+            for (Fragment f : frags) {
+                chains.putAll(f.chains());
+                sets.putAll(f.sets());
+                f.elements().forEach((set, els) -> elements.computeIfAbsent(set, k -> new ArrayList<>()).addAll(els));
+            }
+        }
+
+        /** The most chains on one path from each base chain, by name. */
+        Map<String, Integer> depths() {
+            Map<String, Integer> out = new TreeMap<>();
+            chains.forEach((name, c) -> {
+                if (c.chain().isBase()) {
+                    out.put(name, depth(name));
+                }
+            });
+            return out;
+        }
+
+        /** The chains on the deepest path from {@code chain}, for messages. */
+        List<String> path(String chain) {
+            List<String> out = new ArrayList<>();
+            for (String at = chain; at != null; ) {
+                out.add(at);
+                String next = null;
+                for (String t : targets(at)) {
+                    if (next == null || depth(t) > depth(next)) {
+                        next = t;
+                    }
+                }
+                at = next;
+            }
+            return out;
+        }
+
+        private int depth(String chain) {
+            Integer known = memo.get(chain);
+            if (known == null) {
+                int below = 0;
+                for (String next : targets(chain)) {
+                    below = Math.max(below, depth(next));
+                }
+                known = below + 1;
+                memo.put(chain, known);
+            }
             return known;
         }
-        int below = 0;
-        for (String next : targets(chains.get(chain), sets, elements)) {
-            below = Math.max(below, depth(next, chains, sets, elements, memo));
-        }
-        memo.put(chain, below + 1);
-        return below + 1;
-    }
 
-    /** The deepest path from {@code chain}, for messages. */
-    static List<String> path(String chain, List<Fragment> frags) {
-        Map<String, DesiredChain> chains = new HashMap<>();
-        Map<String, NftSet> sets = new HashMap<>();
-        Map<String, List<SetElement>> elements = new HashMap<>();
-        for (Fragment f : frags) {
-            chains.putAll(f.chains());
-            f.sets().forEach(sets::put);
-            f.elements().forEach((set, els) -> elements.computeIfAbsent(set, k -> new ArrayList<>()).addAll(els));
-        }
-        Map<String, Integer> memo = new HashMap<>();
-        List<String> out = new ArrayList<>();
-        String at = chain;
-        while (at != null) {
-            out.add(at);
-            String next = null;
-            int best = 0;
-            for (String t : targets(chains.get(at), sets, elements)) {
-                int d = depth(t, chains, sets, elements, memo);
-                if (d > best) {
-                    best = d;
-                    next = t;
-                }
-            }
-            at = next;
-        }
-        return out;
-    }
-
-    private static Set<String> targets(DesiredChain c, Map<String, NftSet> sets, Map<String, List<SetElement>> elements) {
-        Set<String> out = new java.util.TreeSet<>();
-        for (Rule r : c.rules()) {
-            for (Expr x : r.exprs()) {
-                if (x instanceof Immediate i && i.data() instanceof Verdict v && v.chain() != null) {
-                    out.add(v.chain());
-                } else if (x instanceof Lookup l && sets.containsKey(l.set()) && sets.get(l.set()).isVerdictMap()) {
-                    for (SetElement e : elements.getOrDefault(l.set(), List.of())) {
-                        if (e.data() instanceof Verdict v && v.chain() != null) {
-                            out.add(v.chain());
+        private Set<String> targets(String chain) {
+            Set<String> out = new java.util.TreeSet<>();
+            for (Rule r : chains.get(chain).rules()) {
+                for (Expr x : r.exprs()) {
+                    if (x instanceof Immediate i && i.data() instanceof Verdict v && v.chain() != null) {
+                        out.add(v.chain());
+                    } else if (x instanceof Lookup l && sets.containsKey(l.set()) && sets.get(l.set()).isVerdictMap()) {
+                        for (SetElement e : elements.getOrDefault(l.set(), List.of())) {
+                            if (e.data() instanceof Verdict v && v.chain() != null) {
+                                out.add(v.chain());
+                            }
                         }
                     }
                 }
             }
+            return out;
         }
-        return out;
+    }
+
+    static Map<String, Integer> depths(List<Fragment> frags) {
+        return new ChainGraph(frags).depths();
     }
 
     /** The deepest path of both families' rulesets of {@code state}, and the base chain it starts from. */
@@ -195,10 +191,10 @@ class JumpDepthKernelTest {
         NftRenderer r = new NftRenderer(CFG);
         Map.Entry<String, Integer> deepest = Map.entry("", 0);
         for (IpFamily f : IpFamily.values()) {
-            List<Fragment> frags = fragments(r, f, state);
-            for (Map.Entry<String, Integer> e : depths(frags).entrySet()) {
+            ChainGraph graph = new ChainGraph(fragments(r, f, state));
+            for (Map.Entry<String, Integer> e : graph.depths().entrySet()) {
                 if (e.getValue() > deepest.getValue()) {
-                    deepest = Map.entry(f.nft().keyword() + " " + String.join(" -> ", path(e.getKey(), frags)), e.getValue());
+                    deepest = Map.entry(f.nft().keyword() + " " + String.join(" -> ", graph.path(e.getKey())), e.getValue());
                 }
             }
         }
