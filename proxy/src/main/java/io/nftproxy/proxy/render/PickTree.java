@@ -43,11 +43,13 @@ import io.nftproxy.netlink.nft.expr.Expr;
  * NodePorts ({@code meta l4proto . th dport}), over the cluster's endpoints and over this node's
  * ({@link Kind}). A tree, its maps and bit sets are declared while some frontend picks through it
  * ({@link Kind#inUse}): the first of its kind brings it, the last takes it away. Of the tree, only
- * the chains that lead to the leaves of a {@link #bucket} of counts some port is in: a cluster
- * whose services have at most 8 endpoints carries 11 chains a tree instead of 127, and the first
- * port whose count enters another bucket brings that bucket's map and subtree (7 chains for
- * 9-16, 63 for 65-128), which the kernel validates once; the last one out takes them away. The
- * path from the root to a leaf, and so the lookups, are the same whatever is declared.
+ * the chains that lead to the leaves of a {@link #bucket} of counts some port is in, and of those
+ * only the ones whose two halves are both in use (a bit test no port in use could fail is left out,
+ * the parent going straight to the half in use): a cluster whose services have at most 8
+ * endpoints carries 8 chains a tree instead of 127, and a new connection to one of them tests 3
+ * bits instead of 7. The first port whose count enters another bucket brings that bucket's map and
+ * subtree (7 chains for 9-16, 63 for 65-128), which the kernel validates once; the last one out
+ * takes them away.
  *
  * <p>Counts above MAX_SHARED_PICK, up to MAX_PLAIN_PICK, go in blocks of MAX_SHARED_PICK: a port
  * whose k − 1 is {@code 128·h + l} is a member of the block set {@code KIND-count-block-h} and of
@@ -400,10 +402,10 @@ final class PickTree extends RenderPart {
             toBlocks.add(b.rule(kind.root(), concat(concat(key(), RuleParts.lookup(kind.blockSet(block))),
                     verdict(Verdict.goTo(kind.chain(lo, lo + MAX_SHARED_PICK - 1))))));
         }
-        chains(1, MAX_SHARED_PICK, toBlocks);
+        chains(1, MAX_SHARED_PICK, kind.root(), toBlocks);
         for (int block : blocks) {
             int lo = block * MAX_SHARED_PICK + 1;
-            chains(lo, lo + MAX_SHARED_PICK - 1, List.of());
+            chains(lo, lo + MAX_SHARED_PICK - 1, kind.chain(lo, lo + MAX_SHARED_PICK - 1), List.of());
         }
     }
 
@@ -425,17 +427,15 @@ final class PickTree extends RenderPart {
     }
 
     /**
-     * The chain choosing among counts lo..hi (a power of two of them, lo − 1 a multiple of it),
-     * after {@code first}, and the chains below it.
+     * The chain {@code name} choosing among counts lo..hi (a power of two of them, lo − 1 a
+     * multiple of it), after {@code first}, and the chains below it. A half no port's count is in
+     * has no chain, and a chain whose other half is the only one in use is not written either: its
+     * bit test could not fail, so its parent goes straight to the half in use ({@link #entry}),
+     * one chain and one jump fewer on every path through it.
      */
-    private void chains(int lo, int hi, List<Rule> first) {
-        if (!inUse(lo, hi) && !(lo == 1 && hi == MAX_SHARED_PICK)) {
-            return; // no port's count is in lo..hi: nothing leads here (the root leads to the blocks)
-        }
-        int half = (hi - lo + 1) / 2;
-        int bit = Integer.numberOfTrailingZeros(half);
-        String name = kind.chain(lo, hi);
+    private void chains(int lo, int hi, String name, List<Rule> first) {
         List<Rule> rules = new ArrayList<>(first);
+        int half = (hi - lo + 1) / 2;
         if (half == 1) {
             // The last level draws itself, among hi endpoints when bit 0 of k - 1 is set, else
             // among lo: "destination . numgen random mod k" in the endpoint map. (A chain per
@@ -446,17 +446,53 @@ final class PickTree extends RenderPart {
             b.chain(Chain.regular(nf, t, name), rules);
             return;
         }
-        String upper = kind.chain(lo + half, hi);
-        String lower = kind.chain(lo, lo + half - 1);
-        if (inUse(lo + half, hi)) {
-            rules.add(b.rule(name, concat(concat(key(), RuleParts.lookup(kind.bitSet(bit))), verdict(Verdict.goTo(upper)))));
-        }
-        if (inUse(lo, lo + half - 1)) {
-            rules.add(b.rule(name, List.of(verdict(Verdict.goTo(lower)))));
+        int bit = Integer.numberOfTrailingZeros(half);
+        boolean upper = inUse(lo + half, hi);
+        boolean lower = inUse(lo, lo + half - 1);
+        if (upper && lower) {
+            rules.add(b.rule(name, concat(concat(key(), RuleParts.lookup(kind.bitSet(bit))),
+                    verdict(Verdict.goTo(entry(lo + half, hi))))));
+            rules.add(b.rule(name, List.of(verdict(Verdict.goTo(entry(lo, lo + half - 1))))));
+        } else if (upper || lower) {
+            // Only the root gets here (below it, a chain is written only with both halves in use).
+            rules.add(b.rule(name, List.of(verdict(Verdict.goTo(upper ? entry(lo + half, hi) : entry(lo, lo + half - 1))))));
         }
         b.chain(Chain.regular(nf, t, name), rules);
-        chains(lo + half, hi, List.of());
-        chains(lo, lo + half - 1, List.of());
+        if (upper) {
+            int[] e = narrow(lo + half, hi);
+            chains(e[0], e[1], kind.chain(e[0], e[1]), List.of());
+        }
+        if (lower) {
+            int[] e = narrow(lo, lo + half - 1);
+            chains(e[0], e[1], kind.chain(e[0], e[1]), List.of());
+        }
+    }
+
+    /** The chain that decides among the counts in use of lo..hi (in use): see {@link #narrow}. */
+    private String entry(int lo, int hi) {
+        int[] e = narrow(lo, hi);
+        return kind.chain(e[0], e[1]);
+    }
+
+    /**
+     * lo..hi narrowed while only one of its halves is in use, down to a range whose halves are
+     * both in use or to a last level: the counts its chain must tell apart.
+     */
+    private int[] narrow(int lo, int hi) {
+        while (hi - lo + 1 > 2) {
+            int half = (hi - lo + 1) / 2;
+            boolean upper = inUse(lo + half, hi);
+            boolean lower = inUse(lo, lo + half - 1);
+            if (upper && lower) {
+                break;
+            }
+            if (upper) {
+                lo += half;
+            } else {
+                hi = lo + half - 1;
+            }
+        }
+        return new int[] {lo, hi};
     }
 
     /**

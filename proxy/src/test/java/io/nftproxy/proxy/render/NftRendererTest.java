@@ -398,20 +398,22 @@ class NftRendererTest {
         ServicePort ten = svc("ten", "10.96.0.41", 0, false, 0);
         Predicate<String> ipTree = c -> c.matches("ip-pick-\\d+-\\d+");
         Fragment one = r.globals(IpFamily.V4, new ProxyState(Map.of(small.id(), small), Map.of(small.id(), manyEps(3)), NODE));
-        // The root, 1-64, 1-32, 1-16, 1-8, then 1-8's subtree: 1-4, 5-8 and four leaves.
-        assertEquals(11, one.chains().keySet().stream().filter(ipTree).count(), one.chains().keySet().toString());
-        assertEquals(List.of("goto ip-pick-1-64"), body(one, "ip-pick-1-128"), "no upper half: no port's count is in it");
-        assertEquals(List.of("goto ip-pick-1-8"), body(one, "ip-pick-1-16"));
+        // The root, then 1-8's subtree: 1-8, 1-4, 5-8 and four leaves. 1-64, 1-32 and 1-16 would
+        // each test a bit no port in use has: the root goes straight to 1-8.
+        assertEquals(8, one.chains().keySet().stream().filter(ipTree).count(), one.chains().keySet().toString());
+        assertEquals(List.of("goto ip-pick-1-8"), body(one, "ip-pick-1-128"), "no upper half in use: no test");
+        assertFalse(one.chains().containsKey("ip-pick-1-16"));
         assertEquals(Set.of("service-endpoints-1-8"), one.sets().keySet().stream().filter(m -> m.startsWith("service-endpoints-"))
                 .collect(java.util.stream.Collectors.toSet()));
 
         Fragment two = r.globals(IpFamily.V4, new ProxyState(Map.of(small.id(), small, ten.id(), ten),
                 Map.of(small.id(), manyEps(3), ten.id(), manyEps(10)), NODE));
-        assertEquals(11 + 7, two.chains().keySet().stream().filter(ipTree).count(), "9-16's subtree comes with its first port");
+        assertEquals(8 + 1 + 7, two.chains().keySet().stream().filter(ipTree).count(), "1-16 and 9-16's subtree come with its first port");
+        assertEquals(List.of("goto ip-pick-1-16"), body(two, "ip-pick-1-128"));
         assertEquals(List.of("ip daddr . meta l4proto . th dport @ip-count-bit-3 goto ip-pick-9-16", "goto ip-pick-1-8"),
                 body(two, "ip-pick-1-16"));
         assertTrue(two.sets().containsKey("service-endpoints-9-16"));
-        // The same path from the root whatever is declared: seven lookups to the leaf of 10.
+        // From the root to the leaf of 10: a lookup for each bit that tells the counts in use apart.
         String chain = "ip-pick-1-128";
         int hops = 0;
         while (body(two, chain).get(0).contains(" goto ") || body(two, chain).get(0).startsWith("goto ")) {
@@ -422,7 +424,7 @@ class NftRendererTest {
             hops++;
         }
         assertEquals("ip-pick-9-10", chain);
-        assertEquals(6, hops);
+        assertEquals(4, hops, "the root's goto, then bits 3, 2 and 1 (bit 0 at the leaf)");
     }
 
     @Test
@@ -628,7 +630,7 @@ class NftRendererTest {
                 .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
         // The tree's root sends a sticky port to the check of its numbers' range; if the check
         // returns, the port goes down the tree, whose leaf for 3 draws.
-        assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips jump ip-sticky-check", "goto ip-pick-1-64"),
+        assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips jump ip-sticky-check", "goto ip-pick-1-8"),
                 body.apply("ip-pick-1-128"));
         assertEquals(List.of("ip daddr . meta l4proto . th dport @ip-count-bit-0 dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 4 map @service-endpoints-1-8",
                 "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 map @service-endpoints-1-8"), body.apply("ip-pick-3-4"));
