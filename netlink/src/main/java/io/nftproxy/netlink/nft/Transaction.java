@@ -67,7 +67,22 @@ public final class Transaction {
     /** The nft script equivalent to this transaction, one command a line. */
     @Override
     public String toString() {
-        // Element keys print by their set's type when the set is declared in this transaction.
+        return toString((family, table, name) -> null);
+    }
+
+    /** Where a set declared before a transaction is found, to print its elements by its types. */
+    @FunctionalInterface
+    public interface KnownSets {
+        /** The set, or null when it is not known. */
+        NftSet find(Family family, String table, String name);
+    }
+
+    /**
+     * The same, element keys and data printed by their set's types as nft prints them (addresses,
+     * protocols, ports): the set's declaration in this transaction, else {@code known}'s; raw
+     * bytes for a set neither knows.
+     */
+    public String toString(KnownSets known) {
         // Sets are found by family and table too: ip and ip6 tables hold sets of the same name.
         Map<String, NftSet> sets = new HashMap<>();
         for (Op op : ops) {
@@ -78,7 +93,10 @@ public final class Transaction {
         StringBuilder sb = new StringBuilder();
         for (Op op : ops) {
             NftObject o = op.object();
-            sb.append(NftPrinter.operation(op, name -> sets.get(setKey(o, name)))).append('\n');
+            sb.append(NftPrinter.operation(op, name -> {
+                NftSet s = sets.get(setKey(o, name));
+                return s != null ? s : known.find(o.family(), o.table(), name);
+            })).append('\n');
         }
         return sb.toString();
     }

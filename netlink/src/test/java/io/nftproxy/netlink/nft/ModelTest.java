@@ -90,4 +90,18 @@ class ModelTest {
                 add element ip6 t pairs { fd00::1 . fd00::2 }
                 """, tx.toString());
     }
+    @Test
+    void elementsOfSetsDeclaredBeforePrintByTheTypesTheCallerKnows() {
+        NftSet v4 = NftSet.set(Family.IP, "t", "pairs", DataType.IPV4_ADDR, DataType.INET_SERVICE);
+        Transaction tx = new Transaction()
+                .add(Elements.of(v4, List.of(SetElement.of(Fixture.key(Bytes.ip("10.0.0.1"), Bytes.be16(80))))))
+                .delete(new Elements(Family.IP6, "t", "pairs", List.of(SetElement.of(Bytes.ip("fd00::1")))));
+        assertEquals("""
+                add element ip t pairs { 10.0.0.1 . 80 }
+                delete element ip6 t pairs { 0xfd000000000000000000000000000001 }
+                """, tx.toString((family, table, name) -> family == Family.IP && table.equals("t") ? v4 : null),
+                "by family and table: the ip6 set of the same name is not known");
+        assertEquals("add element ip t pairs { 0x0a00000100500000 }\n", new Transaction().add(Elements.of(v4,
+                List.of(SetElement.of(Fixture.key(Bytes.ip("10.0.0.1"), Bytes.be16(80)))))).toString(), "unknown: raw bytes");
+    }
 }

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.TableContents;
 import io.nftproxy.netlink.nft.Transaction;
@@ -40,10 +41,10 @@ import io.nftproxy.proxy.render.NftRenderer;
 /**
  * What a partial sync sends for each kind of change, printed as nft text: the syncer's behaviour
  * as a specification, without a kernel. The README's headline is the first case: one endpoint
- * replaced is element operations only, and the kernel validates no chain. (A transaction prints
- * keys as raw bytes: it does not know the sets' types. 0x0a60000a0600000000500000 is
- * 10.96.0.10 . tcp . 80; 0x0600000075800000 is tcp . 30080; an endpoint map's key adds the
- * endpoint's index, its data is address . port.)
+ * replaced is element operations only, and the kernel validates no chain. Elements print as nft
+ * prints them, by the types of the sets the (fake) kernel holds: an endpoint map's key is the
+ * frontend and the endpoint's index ({@code 10.96.0.10 . tcp . 80 . 0x00000001}), its data the
+ * endpoint's address and port.
  */
 class SyncSpecificationTest {
     static final ProxyConfig CFG = ProxyConfig.builder("node-a").nodeIPs(List.of(ip("192.168.50.2")))
@@ -83,7 +84,7 @@ class SyncSpecificationTest {
         kernel = new FakeNfTables();
         syncer = new Syncer(kernel, new NftRenderer(CFG), "nftproxy");
         syncer.commitThrough(tx -> {
-            sent.add(tx.toString());
+            sent.add(tx.toString(this::declared));
             return kernel.commit(tx);
         });
         services = new TreeMap<>(Map.of(WEB, web(false), NEIGHBOUR, ServicePort.builder(NEIGHBOUR, 53)
@@ -93,6 +94,16 @@ class SyncSpecificationTest {
         node = new NodeInfo("node-a", null, List.of(ip("192.168.50.2")), false);
         syncer.sync(new ProxyState(services, endpoints, node), null);
         sent.clear();
+    }
+
+    /** A set the kernel holds, so that a transaction prints its elements as nft does. */
+    private NftSet declared(Family family, String table, String name) {
+        try {
+            return kernel.hasTable(family, table) ? kernel.readTable(family, table).sets().stream()
+                    .filter(x -> x.name().equals(name)).findFirst().orElse(null) : null;
+        } catch (NftException e) {
+            return null;
+        }
     }
 
     /** What the next partial sync of {@code changed} sends (the node has no IPv6, and no ip6 table while no port has an IPv6 ClusterIP). */
@@ -106,10 +117,10 @@ class SyncSpecificationTest {
     void anEndpointReplacedIsElementsOnly() throws Exception {
         endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.4", "node-b")));
         assertEquals("""
-                delete element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000001000000 }
-                delete element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000001000000 }
-                add element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000001000000 comment "shop/web:http" : 0x0af401041f900000 }
-                add element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000001000000 comment "shop/web:http" : 0x0af401041f900000 }
+                delete element ip nftproxy service-endpoints-1-8 { 10.96.0.10 . tcp . 80 . 0x00000001 }
+                delete element ip nftproxy nodeport-endpoints-1-8 { tcp . 30080 . 0x00000001 }
+                add element ip nftproxy service-endpoints-1-8 { 10.96.0.10 . tcp . 80 . 0x00000001 comment "shop/web:http" : 10.244.1.4 . 8080 }
+                add element ip nftproxy nodeport-endpoints-1-8 { tcp . 30080 . 0x00000001 comment "shop/web:http" : 10.244.1.4 . 8080 }
                 """, sync(WEB));
     }
 
@@ -117,12 +128,12 @@ class SyncSpecificationTest {
     void anEndpointAddedMovesTheServiceToTheNextPickChain() throws Exception {
         endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.3", "node-b"), ep("10.244.1.4", "node-b")));
         assertEquals("""
-                delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
-                add element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000002000000 comment "shop/web:http" : 0x0af401041f900000 }
-                add element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000002000000 comment "shop/web:http" : 0x0af401041f900000 }
-                add element ip nftproxy ip-count-bit-1 { 0x0a60000a0600000000500000 comment "shop/web:http" }
-                add element ip nftproxy nodeport-count-bit-1 { 0x0600000075800000 comment "shop/web:http" }
+                delete element ip nftproxy ip-count-bit-0 { 10.96.0.10 . tcp . 80 }
+                delete element ip nftproxy nodeport-count-bit-0 { tcp . 30080 }
+                add element ip nftproxy service-endpoints-1-8 { 10.96.0.10 . tcp . 80 . 0x00000002 comment "shop/web:http" : 10.244.1.4 . 8080 }
+                add element ip nftproxy nodeport-endpoints-1-8 { tcp . 30080 . 0x00000002 comment "shop/web:http" : 10.244.1.4 . 8080 }
+                add element ip nftproxy ip-count-bit-1 { 10.96.0.10 . tcp . 80 comment "shop/web:http" }
+                add element ip nftproxy nodeport-count-bit-1 { tcp . 30080 comment "shop/web:http" }
                 """, sync(WEB));
     }
 
@@ -130,10 +141,10 @@ class SyncSpecificationTest {
     void anEndpointRemoved() throws Exception {
         endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b")));
         assertEquals("""
-                delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000001000000 }
-                delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
-                delete element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000001000000 }
+                delete element ip nftproxy ip-count-bit-0 { 10.96.0.10 . tcp . 80 }
+                delete element ip nftproxy service-endpoints-1-8 { 10.96.0.10 . tcp . 80 . 0x00000001 }
+                delete element ip nftproxy nodeport-count-bit-0 { tcp . 30080 }
+                delete element ip nftproxy nodeport-endpoints-1-8 { tcp . 30080 . 0x00000001 }
                 """, sync(WEB));
     }
 
@@ -141,17 +152,17 @@ class SyncSpecificationTest {
     void theLastEndpointRemovedRejects() throws Exception {
         endpoints.put(WEB, List.of());
         assertEquals("""
-                delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
-                delete element ip nftproxy service-nodeports { 0x0600000075800000 }
-                delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
-                delete element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000000000000, 0x060000007580000001000000 }
-                delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
-                add element ip nftproxy no-endpoint-reject { 0x0a60000a0600000000500000 comment "shop/web:http" }
-                add element ip nftproxy unserved-ips { 0x0a60000a0600000000500000 comment "shop/web:http" }
-                add element ip nftproxy nodeport-no-endpoint-reject { 0x0600000075800000 comment "shop/web:http" }
-                add element ip nftproxy unserved-nodeports { 0x0600000075800000 comment "shop/web:http" }
+                delete element ip nftproxy service-ips { 10.96.0.10 . tcp . 80 }
+                delete element ip nftproxy ip-count-bit-0 { 10.96.0.10 . tcp . 80 }
+                delete element ip nftproxy service-endpoints-1-8 { 10.96.0.10 . tcp . 80 . 0x00000000, 10.96.0.10 . tcp . 80 . 0x00000001 }
+                delete element ip nftproxy service-nodeports { tcp . 30080 }
+                delete element ip nftproxy nodeport-count-bit-0 { tcp . 30080 }
+                delete element ip nftproxy nodeport-endpoints-1-8 { tcp . 30080 . 0x00000000, tcp . 30080 . 0x00000001 }
+                delete element ip nftproxy nodeport-masquerade { tcp . 30080 }
+                add element ip nftproxy no-endpoint-reject { 10.96.0.10 . tcp . 80 comment "shop/web:http" }
+                add element ip nftproxy unserved-ips { 10.96.0.10 . tcp . 80 comment "shop/web:http" }
+                add element ip nftproxy nodeport-no-endpoint-reject { tcp . 30080 comment "shop/web:http" }
+                add element ip nftproxy unserved-nodeports { tcp . 30080 comment "shop/web:http" }
                 """, sync(WEB));
     }
 
@@ -160,10 +171,10 @@ class SyncSpecificationTest {
         services.put(API, ServicePort.builder(API, 80).clusterIPs(List.of(ip("10.96.0.11"))).build());
         endpoints.put(API, List.of(ep("10.244.1.5", "node-a")));
         assertEquals("""
-                add element ip nftproxy cluster-ips { 0x0a60000b }
-                add element ip nftproxy cluster-ip-ports { 0x0a60000b0600000000500000 comment "shop/api:http" }
-                add element ip nftproxy service-ips { 0x0a60000b0600000000500000 comment "shop/api:http" }
-                add element ip nftproxy service-endpoints-1-8 { 0x0a60000b060000000050000000000000 comment "shop/api:http" : 0x0af401051f900000 }
+                add element ip nftproxy cluster-ips { 10.96.0.11 }
+                add element ip nftproxy cluster-ip-ports { 10.96.0.11 . tcp . 80 comment "shop/api:http" }
+                add element ip nftproxy service-ips { 10.96.0.11 . tcp . 80 comment "shop/api:http" }
+                add element ip nftproxy service-endpoints-1-8 { 10.96.0.11 . tcp . 80 . 0x00000000 comment "shop/api:http" : 10.244.1.5 . 8080 }
                 """, sync(API));
     }
 
@@ -172,15 +183,15 @@ class SyncSpecificationTest {
         services.remove(WEB);
         endpoints.remove(WEB);
         assertEquals("""
-                delete element ip nftproxy cluster-ips { 0x0a60000a }
-                delete element ip nftproxy cluster-ip-ports { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy service-ips { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy ip-count-bit-0 { 0x0a60000a0600000000500000 }
-                delete element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000000000000, 0x0a60000a060000000050000001000000 }
-                delete element ip nftproxy service-nodeports { 0x0600000075800000 }
-                delete element ip nftproxy nodeport-count-bit-0 { 0x0600000075800000 }
-                delete element ip nftproxy nodeport-endpoints-1-8 { 0x060000007580000000000000, 0x060000007580000001000000 }
-                delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
+                delete element ip nftproxy cluster-ips { 10.96.0.10 }
+                delete element ip nftproxy cluster-ip-ports { 10.96.0.10 . tcp . 80 }
+                delete element ip nftproxy service-ips { 10.96.0.10 . tcp . 80 }
+                delete element ip nftproxy ip-count-bit-0 { 10.96.0.10 . tcp . 80 }
+                delete element ip nftproxy service-endpoints-1-8 { 10.96.0.10 . tcp . 80 . 0x00000000, 10.96.0.10 . tcp . 80 . 0x00000001 }
+                delete element ip nftproxy service-nodeports { tcp . 30080 }
+                delete element ip nftproxy nodeport-count-bit-0 { tcp . 30080 }
+                delete element ip nftproxy nodeport-endpoints-1-8 { tcp . 30080 . 0x00000000, tcp . 30080 . 0x00000001 }
+                delete element ip nftproxy nodeport-masquerade { tcp . 30080 }
                 """, sync(WEB));
     }
 
@@ -193,19 +204,19 @@ class SyncSpecificationTest {
     void externalTrafficPolicyFlippedToLocal() throws Exception {
         services.put(WEB, web(true));
         assertEquals("""
-                delete element ip nftproxy service-nodeports { 0x0600000075800000 }
-                delete element ip nftproxy nodeport-masquerade { 0x0600000075800000 }
-                add element ip nftproxy local-nodeports { 0x0600000075800000 comment "shop/web:http" }
-                add element ip nftproxy nodeport-no-local-endpoint { 0x0600000075800000 comment "shop/web:http" }
+                delete element ip nftproxy service-nodeports { tcp . 30080 }
+                delete element ip nftproxy nodeport-masquerade { tcp . 30080 }
+                add element ip nftproxy local-nodeports { tcp . 30080 comment "shop/web:http" }
+                add element ip nftproxy nodeport-no-local-endpoint { tcp . 30080 comment "shop/web:http" }
                 """, sync(WEB));
 
         sent.clear();
         endpoints.put(WEB, List.of(ep("10.244.1.2", "node-b"), ep("10.244.1.3", "node-b"), ep("10.244.0.9", "node-a")));
         String here = sync(WEB);
         here.lines().forEach(l -> assertTrue(l.startsWith("add element ") || l.startsWith("delete element "), l));
-        assertTrue(here.contains("delete element ip nftproxy nodeport-no-local-endpoint { 0x0600000075800000 }"), here);
-        assertTrue(here.contains("add element ip nftproxy nodeport-local-endpoints-1-8 { 0x060000007580000000000000 comment"
-                + " \"shop/web:http\" : 0x0af400091f900000 }"), here);
+        assertTrue(here.contains("delete element ip nftproxy nodeport-no-local-endpoint { tcp . 30080 }"), here);
+        assertTrue(here.contains("add element ip nftproxy nodeport-local-endpoints-1-8 { tcp . 30080 . 0x00000000 comment"
+                + " \"shop/web:http\" : 10.244.0.9 . 8080 }"), here);
     }
 
     /**
@@ -220,8 +231,8 @@ class SyncSpecificationTest {
         TableContents before = kernel.readTable(Family.IP, "nftproxy");
         syncer.sync(new ProxyState(services, endpoints, node), null);
         String change = sent.get(0);
-        assertTrue(change.contains("add element ip nftproxy service-endpoints-1-8 { 0x0a60000a060000000050000001000000"
-                + " comment \"shop/web:http\" : 0x0af401041f900000 }"), change);
+        assertTrue(change.contains("add element ip nftproxy service-endpoints-1-8 { 10.96.0.10 . tcp . 80 . 0x00000001"
+                + " comment \"shop/web:http\" : 10.244.1.4 . 8080 }"), change);
         assertEquals(4, change.lines().count(), "the change as a partial sync sends it:\n" + change);
         List<String> resent = sent.subList(1, sent.size());
         assertTrue(resent.size() >= 2, "declarations, elements: " + resent.size());
@@ -229,7 +240,7 @@ class SyncSpecificationTest {
             tx.lines().forEach(l -> assertTrue(l.startsWith("add table ") || l.startsWith("add set ") || l.startsWith("add map ")
                     || l.startsWith("add chain ") || l.startsWith("add element "), l));
         }
-        assertTrue(String.join("", resent).contains("0x0af401041f900000"), "the new endpoint is re-sent too");
+        assertTrue(String.join("", resent).contains(": 10.244.1.4 . 8080"), "the new endpoint is re-sent too");
         TableContents after = kernel.readTable(Family.IP, "nftproxy");
         assertEquals(before.elements().keySet(), after.elements().keySet());
         assertEquals(before.rules().size(), after.rules().size(), "the same rules, once each");
