@@ -54,7 +54,7 @@ final class DumpCommand implements Callable<Integer> {
             return 2;
         }
         try (NftClient c = NftClient.open(ns.namespace())) {
-            List<KernelServiceView.Frontend> frontends = new KernelServiceView(c, ns.table).of(service);
+            List<KernelServiceView.Frontend> frontends = new KernelServiceView(c, c, ns.table).of(service);
             if (frontends.isEmpty()) {
                 System.err.println("nftproxy: no element of table " + ns.table + (ns.netns == null ? "" : " in namespace " + ns.netns)
                         + " names service " + service + " (no such service, or nothing synced yet)");

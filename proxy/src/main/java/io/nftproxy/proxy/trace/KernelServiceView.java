@@ -31,6 +31,8 @@ import java.util.Set;
 import java.util.TreeMap;
 
 import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.CountedElement;
+import io.nftproxy.netlink.nft.CounterReader;
 import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftException;
@@ -54,7 +56,8 @@ import io.nftproxy.proxy.sync.Generation;
  * port carries, and per frontend what our sets and maps say of it: the endpoint count (its
  * membership in the tree's bit sets) and the endpoints by index (the tree's map for that count),
  * external traffic policy Local and this node's endpoints, ClientIP affinity and its timeout,
- * masquerading, source ranges, or why it is rejected or dropped. No source, no API server: what
+ * masquerading, source ranges, or why it is rejected or dropped; with --service-counters the new
+ * connections counted per frontend, with --endpoint-counters per endpoint (in parentheses). No source, no API server: what
  * the kernel holds is what is shown.
  */
 public final class KernelServiceView {
@@ -69,10 +72,13 @@ public final class KernelServiceView {
     }
 
     private final NftKernel kernel;
+    private final CounterReader counters;
     private final String table;
 
-    public KernelServiceView(NftKernel kernel, String table) {
+    /** Reads table {@code table} through {@code kernel}, and the counters of its elements through {@code counters}. */
+    public KernelServiceView(NftKernel kernel, CounterReader counters, String table) {
         this.kernel = kernel;
+        this.counters = counters;
         this.table = table;
     }
 
@@ -92,12 +98,18 @@ public final class KernelServiceView {
         private final IpFamily f;
         private final Generation g;
         private final Set<String> sets = new HashSet<>();
+        /** The sets declared with a counter in every element (--service-counters, --endpoint-counters). */
+        private final Set<String> counted = new HashSet<>();
         private final Map<String, List<SetElement>> read = new HashMap<>();
+        private final Map<String, Map<Bytes, CountedElement>> counts = new HashMap<>();
 
         FamilyReader(IpFamily f) throws NftException {
             this.f = f;
             for (NftSet s : kernel.listSets(f.nft(), table)) {
                 sets.add(s.name());
+                if (s.counter()) {
+                    counted.add(s.name());
+                }
             }
             this.g = sets.contains(Generation.SECOND.set(SERVICE_IPS)) && !sets.contains(SERVICE_IPS) ? Generation.SECOND
                     : Generation.FIRST;
@@ -129,6 +141,29 @@ public final class KernelServiceView {
             return find(set, key) != null;
         }
 
+        /** The counter of {@code key}'s element in {@code set}, or null when the set counts nothing. */
+        private CountedElement counter(String set, Bytes key) throws NftException {
+            String name = g.set(set);
+            if (!counted.contains(name)) {
+                return null;
+            }
+            Map<Bytes, CountedElement> byKey = counts.get(name);
+            if (byKey == null) {
+                byKey = new HashMap<>();
+                for (CountedElement c : counters.countedElements(f.nft(), table, name)) {
+                    byKey.put(c.key(), c);
+                }
+                counts.put(name, byKey);
+            }
+            return byKey.get(key);
+        }
+
+        /** ", N new connections counted" when the element of {@code key} in {@code set} counts. */
+        private String counted(String set, Bytes key, String what) throws NftException {
+            CountedElement c = counter(set, key);
+            return c == null ? "" : "; " + c.packets() + " " + what;
+        }
+
         List<Frontend> frontends(String service) throws NftException {
             // Key to the service port's name, from the comments of the sets a frontend is reached through.
             Map<Bytes, String> mine = new LinkedHashMap<>();
@@ -158,10 +193,11 @@ public final class KernelServiceView {
             List<String> facts = new ArrayList<>();
             String kind = !ip ? "NodePort" : in(CLUSTER_IP_PORTS, key) ? "ClusterIP" : "external or load-balancer IP";
             if (in(ip ? SERVICE_IPS : SERVICE_NODEPORTS, key)) {
-                facts.add(picked(key, ip, false, "endpoints"));
+                facts.add(picked(key, ip, false, "endpoints") + counted(ip ? SERVICE_IPS : SERVICE_NODEPORTS, key, "new connections counted"));
             }
             if (in(ip ? LOCAL_IPS : LOCAL_NODEPORTS, key)) {
-                facts.add("externalTrafficPolicy Local: from outside, " + picked(key, ip, true, "endpoints on this node"));
+                facts.add("externalTrafficPolicy Local: from outside, " + picked(key, ip, true, "endpoints on this node")
+                        + counted(ip ? LOCAL_IPS : LOCAL_NODEPORTS, key, "new connections counted"));
                 facts.add("from this node and its pods, " + picked(key, ip, false, "endpoints"));
                 if (in(ip ? NO_LOCAL_ENDPOINT : NODEPORT_NO_LOCAL_ENDPOINT, key)) {
                     facts.add("no endpoint on this node: traffic from outside is dropped");
@@ -172,10 +208,12 @@ public final class KernelServiceView {
                 facts.add("chains of its own: " + v.kind().name().toLowerCase() + " " + Generation.original(v.chain()));
             }
             if (in(ip ? NO_ENDPOINT_REJECT : NODEPORT_NO_ENDPOINT_REJECT, key)) {
-                facts.add("rejected: the service port has no endpoints");
+                facts.add("rejected: the service port has no endpoints"
+                        + counted(ip ? NO_ENDPOINT_REJECT : NODEPORT_NO_ENDPOINT_REJECT, key, "connections rejected"));
             }
             if (in(ip ? NO_ENDPOINT_DROP : NODEPORT_NO_ENDPOINT_DROP, key)) {
-                facts.add("dropped: none of its endpoints can be used here");
+                facts.add("dropped: none of its endpoints can be used here"
+                        + counted(ip ? NO_ENDPOINT_DROP : NODEPORT_NO_ENDPOINT_DROP, key, "connections dropped"));
             }
             for (boolean local : new boolean[] {false, true}) {
                 long seconds = stickySeconds(key, Names.tree(ip, local));
@@ -228,7 +266,8 @@ public final class KernelServiceView {
             Map<Integer, String> byIndex = new TreeMap<>();
             for (SetElement e : elements(tree.endpointMap(k))) {
                 if (e.key().length() == key.length() + 4 && e.key().slice(0, key.length()).equals(key)) {
-                    byIndex.put(e.key().host32At(key.length()), endpoint(e.data()));
+                    CountedElement c = counter(tree.endpointMap(k), e.key());
+                    byIndex.put(e.key().host32At(key.length()), endpoint(e.data()) + (c == null ? "" : " (" + c.packets() + ")"));
                 }
             }
             StringBuilder out = new StringBuilder(k + " " + (k == 1 ? what.replaceFirst("^endpoints", "endpoint") : what) + ":");

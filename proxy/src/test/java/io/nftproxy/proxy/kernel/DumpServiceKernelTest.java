@@ -115,4 +115,35 @@ class DumpServiceKernelTest {
             assertEquals("nftproxy: --service shop: not NAMESPACE/NAME\n", bad.err());
         }
     }
+    /**
+     * With --service-counters and --endpoint-counters, the frontend's new connections and each
+     * endpoint's: a connection from the namespace itself to the ClusterIP (routed to a veth; it
+     * goes nowhere after the DNAT, but the lookups that picked it counted it).
+     */
+    @Test
+    void countersAsTheKernelCountedThem() throws Exception {
+        Kernel.require();
+        ProxyConfig counting = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse("192.168.50.2")))
+                .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16")))
+                .serviceCounters(true).endpointCounters(true).build();
+        ServicePort web = ServicePort.builder(id("web"), 80).clusterIPs(List.of(Inet.parse("10.96.0.10"))).build();
+        NodeInfo node = new NodeInfo("node-a", null, List.of(Inet.parse("192.168.50.2")), false);
+        try (TestNetns ns = TestNetns.create("nftp-dumpcnt"); NftClient nft = NftClient.open(ns.ns())) {
+            new Syncer(nft, new NftRenderer(counting), "nftproxy").sync(
+                    new ProxyState(Map.of(web.id(), web), Map.of(web.id(), endpoints(1, 0, false)), node), null);
+            ns.exec("ip", "link", "add", "d0", "type", "veth", "peer", "name", "d1");
+            ns.exec("ip", "link", "set", "d0", "up");
+            ns.exec("ip", "link", "set", "d1", "up");
+            ns.exec("ip", "addr", "add", "10.96.255.1/16", "dev", "d0");
+            ns.exec("bash", "-c", "timeout 2 bash -c 'echo > /dev/tcp/10.96.0.10/80' || true");
+            String out = ProxyRun.cli("dump", "--service", "shop/web", "--netns", ns.name()).out();
+            // Each SYN that found no conntrack entry went through the lookups (a retransmitted one too:
+            // the first never left), so the count is one or more, the same for the frontend and its endpoint.
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                    "    1 endpoint: 0 10\\.244\\.1\\.2:8080 \\((\\d+)\\); (\\d+) new connections counted\n").matcher(out);
+            assertTrue(m.find(), out);
+            assertEquals(m.group(1), m.group(2), out);
+            assertTrue(Integer.parseInt(m.group(2)) >= 1, out);
+        }
+    }
 }
