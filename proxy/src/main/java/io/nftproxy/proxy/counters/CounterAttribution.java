@@ -140,16 +140,6 @@ public final class CounterAttribution {
 
     /** "address:port" ("[address]:port" for IPv6) from "address . port" as the maps lay it out. */
     private String endpoint(Bytes b) {
-        int n = family.addressBytes();
-        if (b.length() != n + 4) {
-            return null;
-        }
-        try {
-            String a = Inet.format(InetAddress.getByAddress(b.slice(0, n).toArray()));
-            int port = b.be16At(n);
-            return (family == IpFamily.V6 ? "[" + a + "]" : a) + ":" + port;
-        } catch (UnknownHostException e) {
-            return null;
-        }
+        return MapKeys.endpointText(b, family.addressBytes());
     }
 }

@@ -157,6 +157,11 @@ public record ServicePort(
 
     /** Whether this port is programmed in the family at all (a ClusterIP of that family). */
     public boolean inFamily(IpFamily f) {
-        return !clusterIPs(f).isEmpty();
+        for (InetAddress a : clusterIPs) {
+            if (f.contains(a)) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -5,6 +5,7 @@ import java.net.UnknownHostException;
 import java.util.Arrays;
 
 import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Inet;
 
 /**
  * The byte layout of the keys and data in the shared maps, in one place: the renderer writes
@@ -44,6 +45,22 @@ public final class MapKeys {
     /** {@code endpoint address . port}: the data the endpoint maps hold. */
     public static Bytes endpoint(InetAddress a, int port) {
         return endpoint(Bytes.ip(a), port);
+    }
+
+    /**
+     * "address:port" ("[address]:port" for IPv6) of an endpoint map's data, "address . port" as
+     * {@link #endpoint} lays it out for addresses of {@code addressBytes}; null for other bytes.
+     */
+    public static String endpointText(Bytes b, int addressBytes) {
+        if (b.length() != addressBytes + 4) {
+            return null;
+        }
+        try {
+            String a = Inet.format(InetAddress.getByAddress(b.slice(0, addressBytes).toArray()));
+            return (addressBytes == 16 ? "[" + a + "]" : a) + ":" + b.be16At(addressBytes);
+        } catch (UnknownHostException e) {
+            return null;
+        }
     }
 
     /** The same, of an address already in bytes (an endpoint holds its own so). */

@@ -84,8 +84,7 @@ public final class KernelServiceNames {
         for (IpFamily f : IpFamily.values()) {
             for (Map<Bytes, String> m : List.of(frontends.getOrDefault(f, Map.of()), nodePorts.getOrDefault(f, Map.of()))) {
                 m.forEach((key, comment) -> {
-                    int colon = comment.indexOf(':');
-                    if ((colon < 0 ? comment : comment.substring(0, colon)).equals(service)) {
+                    if (serviceOf(comment).equals(service)) {
                         MapKeys.Frontend fe = MapKeys.decodeFrontend(key);
                         Frontend found = new Frontend(fe.address(), Protocol.ofNumber(fe.proto()), fe.port());
                         if (found.protocol() != null && !out.contains(found)) {
@@ -96,6 +95,18 @@ public final class KernelServiceNames {
             }
         }
         return out;
+    }
+
+    /** The service ("namespace/name") an element's comment ("namespace/name:port") names. */
+    static String serviceOf(String comment) {
+        int colon = comment.indexOf(':');
+        return colon < 0 ? comment : comment.substring(0, colon);
+    }
+
+    /** The port's name in such a comment, empty when it has none. */
+    static String portOf(String comment) {
+        int colon = comment.indexOf(':');
+        return colon < 0 ? "" : comment.substring(colon + 1);
     }
 
     /** A service's frontend found in the kernel: an address (null for a NodePort), its protocol and port. */

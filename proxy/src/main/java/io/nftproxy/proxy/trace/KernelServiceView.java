@@ -22,6 +22,7 @@ import java.math.BigInteger;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -100,7 +101,8 @@ public final class KernelServiceView {
         private final Set<String> sets = new HashSet<>();
         /** The sets declared with a counter in every element (--service-counters, --endpoint-counters). */
         private final Set<String> counted = new HashSet<>();
-        private final Map<String, List<SetElement>> read = new HashMap<>();
+        /** Per set read (by its kernel name), its elements by key, in the order the kernel listed them. */
+        private final Map<String, Map<Bytes, SetElement>> read = new HashMap<>();
         private final Map<String, Map<Bytes, CountedElement>> counts = new HashMap<>();
 
         FamilyReader(IpFamily f) throws NftException {
@@ -115,26 +117,30 @@ public final class KernelServiceView {
                     : Generation.FIRST;
         }
 
-        private List<SetElement> elements(String set) throws NftException {
-            String name = g.set(set);
-            if (!sets.contains(name)) {
-                return List.of();
-            }
-            List<SetElement> els = read.get(name);
-            if (els == null) {
-                els = kernel.listElements(f.nft(), table, name);
-                read.put(name, els);
-            }
-            return els;
+        /** The elements of one of our sets (by the renderer's name), read once; none when it is not there. */
+        private Collection<SetElement> elements(String set) throws NftException {
+            return read(g.set(set)).values();
         }
 
         private SetElement find(String set, Bytes key) throws NftException {
-            for (SetElement e : elements(set)) {
-                if (e.key().equals(key)) {
-                    return e;
+            return read(g.set(set)).get(key);
+        }
+
+        /** The elements of a set by its kernel name, by key (an interval set's ranges by their start), read once. */
+        private Map<Bytes, SetElement> read(String kernelName) throws NftException {
+            Map<Bytes, SetElement> els = read.get(kernelName);
+            if (els == null) {
+                els = new LinkedHashMap<>();
+                if (sets.contains(kernelName)) {
+                    for (SetElement e : kernel.listElements(f.nft(), table, kernelName)) {
+                        if (!e.isIntervalEnd()) {
+                            els.putIfAbsent(e.key(), e);
+                        }
+                    }
                 }
+                read.put(kernelName, els);
             }
-            return null;
+            return els;
         }
 
         private boolean in(String set, Bytes key) throws NftException {
@@ -171,12 +177,8 @@ public final class KernelServiceView {
                     SERVICE_NODEPORTS, LOCAL_NODEPORTS, NODEPORT_CHAINS, NODEPORT_NO_ENDPOINT_REJECT, NODEPORT_NO_ENDPOINT_DROP)) {
                 for (SetElement e : elements(set)) {
                     String c = e.comment();
-                    if (c == null) {
-                        continue;
-                    }
-                    int colon = c.indexOf(':');
-                    if ((colon < 0 ? c : c.substring(0, colon)).equals(service)) {
-                        mine.putIfAbsent(e.key(), colon < 0 ? "" : c.substring(colon + 1));
+                    if (c != null && KernelServiceNames.serviceOf(c).equals(service)) {
+                        mine.putIfAbsent(e.key(), KernelServiceNames.portOf(c));
                     }
                 }
             }
@@ -263,11 +265,14 @@ public final class KernelServiceView {
                     k += block * NftRenderer.MAX_SHARED_PICK;
                 }
             }
+            // "frontend . index" for the indices 0 … k − 1, each looked up by its key.
             Map<Integer, String> byIndex = new TreeMap<>();
-            for (SetElement e : elements(tree.endpointMap(k))) {
-                if (e.key().length() == key.length() + 4 && e.key().slice(0, key.length()).equals(key)) {
-                    CountedElement c = counter(tree.endpointMap(k), e.key());
-                    byIndex.put(e.key().host32At(key.length()), endpoint(e.data()) + (c == null ? "" : " (" + c.packets() + ")"));
+            for (int i = 0; i < k; i++) {
+                Bytes indexed = Bytes.concat(key, Bytes.host32(i));
+                SetElement e = find(tree.endpointMap(k), indexed);
+                if (e != null) {
+                    CountedElement c = counter(tree.endpointMap(k), indexed);
+                    byIndex.put(i, endpoint(e.data()) + (c == null ? "" : " (" + c.packets() + ")"));
                 }
             }
             StringBuilder out = new StringBuilder(k + " " + (k == 1 ? what.replaceFirst("^endpoints", "endpoint") : what) + ":");
@@ -281,31 +286,18 @@ public final class KernelServiceView {
         private long stickySeconds(Bytes key, Names.Tree tree) throws NftException {
             String prefix = g.set(tree.stickyPrefix());
             for (String s : sets) {
-                if (s.startsWith(prefix) && s.substring(prefix.length()).matches("\\d+")) {
-                    for (SetElement e : read(s)) {
-                        if (e.key().equals(key)) {
-                            return Long.parseLong(s.substring(prefix.length()));
-                        }
-                    }
+                if (s.startsWith(prefix) && s.substring(prefix.length()).matches("\\d+") && read(s).containsKey(key)) {
+                    return Long.parseLong(s.substring(prefix.length()));
                 }
             }
             return 0;
-        }
-
-        private List<SetElement> read(String kernelName) throws NftException {
-            List<SetElement> els = read.get(kernelName);
-            if (els == null) {
-                els = kernel.listElements(f.nft(), table, kernelName);
-                read.put(kernelName, els);
-            }
-            return els;
         }
 
         /** The source ranges a load-balancer IP port lets in: "first-last" per range of its shard's interval set. */
         private List<String> ranges(Bytes key, InetAddress lbIP) throws NftException {
             List<String> out = new ArrayList<>();
             for (SetElement e : elements(FIREWALL_ALLOW + NftRenderer.firewallShard(lbIP))) {
-                if (e.isIntervalEnd() || e.key().length() <= key.length() || !e.key().slice(0, key.length()).equals(key)) {
+                if (e.key().length() <= key.length() || !e.key().slice(0, key.length()).equals(key)) {
                     continue;
                 }
                 Bytes first = e.key().slice(key.length(), key.length() + f.addressBytes());
@@ -339,12 +331,8 @@ public final class KernelServiceView {
 
         /** "address:port" ("[address]:port" for IPv6) of a map's data "address . port". */
         private String endpoint(Data data) {
-            if (!(data instanceof Data.Value v) || v.bytes().length() != f.addressBytes() + 4) {
-                return String.valueOf(data);
-            }
-            String a = address(v.bytes());
-            int port = v.bytes().be16At(f.addressBytes());
-            return (f == IpFamily.V6 ? "[" + a + "]" : a) + ":" + port;
+            String text = data instanceof Data.Value v ? MapKeys.endpointText(v.bytes(), f.addressBytes()) : null;
+            return text != null ? text : String.valueOf(data);
         }
     }
 }
