@@ -278,6 +278,10 @@ public final class NftRenderer {
                 }
                 if (onDemand) {
                     out.add(set);
+                    String also = PickTree.alsoDemanded(set);
+                    if (also != null) {
+                        out.add(also);
+                    }
                 }
             }
         }

@@ -8,7 +8,6 @@ import static io.nftproxy.proxy.render.RuleParts.verdict;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -312,15 +311,97 @@ final class PickTree extends RenderPart {
         super(b);
         this.kind = kind;
         this.sticky = sticky;
+        blocksInUse(kind, demanded, blocks);
+        bucketsInUse(kind, demanded, buckets);
+    }
+
+    /**
+     * The blocks above the first whose set or map {@code demanded} names, ascending: a block's
+     * map alone is demanded by elements a change keeps for packets crossing its commit
+     * ({@link Transitions}), which the old generation's tree of that block leads to.
+     */
+    private static void blocksInUse(Kind kind, Set<String> demanded, List<Integer> out) {
         for (int block = 1; block < BLOCKS; block++) {
-            if (demanded.contains(kind.blockSet(block))) {
-                blocks.add(block);
+            if (demanded.contains(kind.blockSet(block)) || demanded.contains(kind.endpoints(block * MAX_SHARED_PICK + 1))) {
+                out.add(block);
             }
         }
+    }
+
+    /** The buckets up to MAX_SHARED_PICK whose endpoint map {@code demanded} names, ascending. */
+    private static void bucketsInUse(Kind kind, Set<String> demanded, List<Integer> out) {
         for (int hi : sharedBuckets()) {
             if (demanded.contains(kind.endpoints(hi))) {
-                buckets.add(hi);
+                out.add(hi);
             }
+        }
+    }
+
+    /**
+     * Per block set and block map of every tree, the tree's smallest bucket's map: what a
+     * fragment with elements in a block demands besides (see {@link #alsoDemanded}).
+     */
+    private static final Map<String, String> SMALLEST_BUCKET_OF_BLOCK = smallestBucketOfBlock();
+
+    private static Map<String, String> smallestBucketOfBlock() {
+        Map<String, String> out = new HashMap<>();
+        for (Kind kind : Kind.values()) {
+            for (int block = 1; block < BLOCKS; block++) {
+                out.put(kind.blockSet(block), kind.endpoints(1));
+                out.put(kind.endpoints(block * MAX_SHARED_PICK + 1), kind.endpoints(1));
+            }
+        }
+        return Map.copyOf(out);
+    }
+
+    /**
+     * What a fragment with elements in {@code set} demands of the globals besides the set and its
+     * tree, or null: a block's set or map demands its tree's smallest bucket (1-8), so that a
+     * tree of blocks alone still has a last level for a packet its root finds in no block set;
+     * else a packet that reads its block set after a commit moving its count out of the block
+     * falls off the root and picks nothing ({@link Transitions}).
+     */
+    static String alsoDemanded(String set) {
+        return SMALLEST_BUCKET_OF_BLOCK.get(set);
+    }
+
+    /**
+     * The count whose last level a connection's first packet reaches through the tree of {@code
+     * kind} declared for {@code demanded} (as {@link #declare} writes it), reading its frontend's
+     * block and bit sets in the tree's order, when the first {@code flip} of those reads see
+     * k − 1 = {@code before} and the rest k − 1 = {@code after}: a commit that flips the
+     * generation between two of them ({@link Transitions}). {@code flip} 0 reads every set after.
+     */
+    static int reached(Kind kind, Set<String> demanded, int before, int after, int flip) {
+        List<Integer> blocks = new ArrayList<>();
+        List<Integer> buckets = new ArrayList<>();
+        blocksInUse(kind, demanded, blocks);
+        bucketsInUse(kind, demanded, buckets);
+        int reads = 0;
+        for (int block : blocks) {
+            int km1 = reads++ < flip ? before : after;
+            if (km1 / MAX_SHARED_PICK == block) {
+                return walk(buckets, blocks, block * MAX_SHARED_PICK + 1, (block + 1) * MAX_SHARED_PICK, before, after,
+                        flip, reads);
+            }
+        }
+        int[] e = narrow(buckets, blocks, 1, MAX_SHARED_PICK);
+        return walk(buckets, blocks, e[0], e[1], before, after, flip, reads);
+    }
+
+    /** The rest of {@link #reached} from the chain choosing among lo..hi, {@code reads} sets read so far. */
+    private static int walk(List<Integer> buckets, List<Integer> blocks, int lo, int hi, int before, int after,
+                            int flip, int reads) {
+        while (true) {
+            int half = (hi - lo + 1) / 2;
+            int bit = Integer.numberOfTrailingZeros(half);
+            boolean set = ((reads++ < flip ? before : after) & 1 << bit) != 0;
+            if (half == 1) {
+                return set ? hi : lo;
+            }
+            int[] e = set ? narrow(buckets, blocks, lo + half, hi) : narrow(buckets, blocks, lo, lo + half - 1);
+            lo = e[0];
+            hi = e[1];
         }
     }
 
@@ -329,18 +410,23 @@ final class PickTree extends RenderPart {
      * each is declared while some frontend's count is in its bucket, and with it the part of the
      * tree that leads to its leaves.
      */
-    private static final Set<String> TREE_MAPS = treeMaps();
+    private static final Map<String, Kind> TREE_MAPS = treeMaps();
 
-    private static Set<String> treeMaps() {
+    private static Map<String, Kind> treeMaps() {
         List<Integer> blocks = new ArrayList<>();
         for (int block = 1; block < BLOCKS; block++) {
             blocks.add(block);
         }
-        Set<String> out = new HashSet<>();
+        Map<String, Kind> out = new HashMap<>();
         for (Kind kind : Kind.values()) {
-            out.addAll(kind.endpointMaps(blocks));
+            kind.endpointMaps(blocks).forEach(m -> out.put(m, kind));
         }
-        return Set.copyOf(out);
+        return Map.copyOf(out);
+    }
+
+    /** The tree whose leaves look {@code set} up ("frontend . index" to endpoint), or null for another set. */
+    static Kind treeOfMap(String set) {
+        return TREE_MAPS.get(set);
     }
 
     /** The on-demand sets' names start with one of these: the trees' count blocks, and the sticky ports' ranges. */
@@ -355,7 +441,7 @@ final class PickTree extends RenderPart {
      * services), so it allocates nothing.
      */
     static boolean isOnDemandSet(String name) {
-        if (TREE_MAPS.contains(name)) {
+        if (TREE_MAPS.containsKey(name)) {
             return true;
         }
         if (!name.contains("-block-") && !name.contains("-ids-")) {
@@ -479,10 +565,14 @@ final class PickTree extends RenderPart {
      * both in use or to a last level: the counts its chain must tell apart.
      */
     private int[] narrow(int lo, int hi) {
+        return narrow(buckets, blocks, lo, hi);
+    }
+
+    private static int[] narrow(List<Integer> buckets, List<Integer> blocks, int lo, int hi) {
         while (hi - lo + 1 > 2) {
             int half = (hi - lo + 1) / 2;
-            boolean upper = inUse(lo + half, hi);
-            boolean lower = inUse(lo, lo + half - 1);
+            boolean upper = inUse(buckets, blocks, lo + half, hi);
+            boolean lower = inUse(buckets, blocks, lo, lo + half - 1);
             if (upper && lower) {
                 break;
             }
@@ -501,6 +591,10 @@ final class PickTree extends RenderPart {
      * 65-128, the upper halves), so a bucket overlapping a chain's counts holds them or lies under it.
      */
     private boolean inUse(int lo, int hi) {
+        return inUse(buckets, blocks, lo, hi);
+    }
+
+    private static boolean inUse(List<Integer> buckets, List<Integer> blocks, int lo, int hi) {
         if (lo > MAX_SHARED_PICK) {
             return blocks.contains((lo - 1) / MAX_SHARED_PICK);
         }

@@ -10,6 +10,16 @@ public interface Backend {
     /** Syncs the state; {@code changed} null asks for a full sync. */
     SyncResult sync(ProxyState state, Set<ServicePortName> changed) throws Exception;
 
+    /**
+     * When (nanoTime) the backend wants a sync without changes, to take away what it holds only
+     * for a while, or {@link #NOTHING_DUE}.
+     */
+    default long dueNanos() {
+        return NOTHING_DUE;
+    }
+
+    long NOTHING_DUE = Long.MAX_VALUE;
+
     /** Whether the next sync must be full. */
     boolean needsFull();
 

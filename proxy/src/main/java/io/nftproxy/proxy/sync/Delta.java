@@ -147,10 +147,16 @@ final class Delta {
 
     /**
      * Whether every contributor of the change is new to the table (none goes or changes) and
-     * puts elements only into sets that stay, none of them an interval set: then the elements are
-     * only added and counted, as a first sync's later batches do.
+     * puts elements only into sets that stay, none of them an interval set, and the table holds
+     * no transitional elements: then the elements are only added and counted, as a first sync's
+     * later batches do.
      */
     private boolean onlyNewContributors() {
+        if (state.transitions > 0) {
+            // A new port may take over a key a transition keeps with another value, and its own
+            // value must win: counted as a change (the added elements are counted, not compared).
+            return false;
+        }
         for (Map.Entry<Contributor, Fragment> e : replaced.entrySet()) {
             if (e.getValue() == null || state.fragments.containsKey(e.getKey())) {
                 return false;
@@ -284,11 +290,15 @@ final class Delta {
                     t.computeIfAbsent(PackedElements.key(list.bytes(), list.offset(i)), k -> new Tally()).minus++;
                 }
             }
+            boolean transitional = e.getKey().transition();
             for (Map.Entry<String, List<SetElement>> els : neu.elements().entrySet()) {
                 Map<Bytes, Tally> t = tallies.computeIfAbsent(els.getKey(), k -> new HashMap<>());
                 for (SetElement el : els.getValue()) {
                     Tally tally = t.computeIfAbsent(el.key(), k -> new Tally());
-                    if (tally.plus++ == 0) {
+                    tally.plus++;
+                    if (transitional) {
+                        tally.kept = tally.kept == null ? el : tally.kept;
+                    } else if (tally.first == null) {
                         tally.first = el;
                     }
                 }
@@ -309,7 +319,12 @@ final class Delta {
                 int oldRefs = slot < 0 ? 0 : committed.refs(slot);
                 SetElement was = slot < 0 ? null : committed.element(slot);
                 int refs = oldRefs - tally.minus + tally.plus;
-                SetElement el = tally.first != null ? tally.first : was;
+                // A service port's own element wins over what a change keeps for packets
+                // crossing its commit (a frontend taken over by another port, say): the kept
+                // one's value only where nothing else holds the key.
+                SetElement el = tally.first != null ? tally.first
+                        : was != null && oldRefs - tally.minus > 0 ? was
+                        : tally.kept != null ? tally.kept : was;
                 next.put(k, refs > 0 ? new Kept(el, refs) : null);
                 boolean present = oldRefs > 0 && !setNew;
                 if (refs <= 0) {
@@ -423,10 +438,9 @@ final class Delta {
         replaced.forEach((id, f) -> {
             TableState.countOnDemand(state.onDemand, state.fragments.get(id), -1);
             TableState.countOnDemand(state.onDemand, f, +1);
-            if (f == null) {
-                state.fragments.remove(id);
-            } else {
-                state.fragments.put(id, f);
+            Fragment was = f == null ? state.fragments.remove(id) : state.fragments.put(id, f);
+            if (id.transition()) {
+                state.transitions += (f == null ? 0 : 1) - (was == null ? 0 : 1);
             }
         });
         chainsRemoved.keySet().forEach(n -> {
@@ -484,11 +498,15 @@ final class Delta {
     private record Kept(SetElement element, int refs) {
     }
 
-    /** How many contributions of one element go and come in this change, and the first that comes. */
+    /**
+     * How many contributions of one element go and come in this change, the first that comes
+     * from a service port and the first a transition keeps.
+     */
     private static final class Tally {
         int minus;
         int plus;
         SetElement first;
+        SetElement kept;
     }
 
     int changedChains() {

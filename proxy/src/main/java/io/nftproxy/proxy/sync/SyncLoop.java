@@ -128,6 +128,10 @@ public final class SyncLoop implements AutoCloseable {
                 lock.lock();
                 try {
                     schedule.succeeded(System.nanoTime(), r.full());
+                    long due = syncer.dueNanos();
+                    if (due != Backend.NOTHING_DUE) {
+                        schedule.tidyAt(due);
+                    }
                 } finally {
                     lock.unlock();
                 }

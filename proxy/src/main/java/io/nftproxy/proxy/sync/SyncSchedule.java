@@ -32,6 +32,8 @@ final class SyncSchedule {
     private boolean needCheck;
     private long lastSync;
     private long lastFull;
+    private boolean tidy;
+    private long tidyAt;
     private int failures;
     private boolean started;
 
@@ -76,11 +78,13 @@ final class SyncSchedule {
         long fullDue = needCheck ? Math.min(lastFull + periodNanos, lastFull + CHECK_SPACING.toNanos())
                 : lastFull + periodNanos;
         long earliest = lastSync + backoffNanos();
-        boolean wanted = pending || needFull || now - fullDue >= 0;
+        boolean wanted = pending || needFull || now - fullDue >= 0 || tidy && now - tidyAt >= 0;
         if (!wanted || now - earliest < 0) {
-            long until = wanted ? earliest : Math.max(earliest, fullDue);
+            long due = tidy && tidyAt - fullDue < 0 ? tidyAt : fullDue;
+            long until = wanted ? earliest : Math.max(earliest, due);
             return new Next(Math.max(1, until - now), false, false);
         }
+        tidy = false;
         boolean full = needFull || now - fullDue >= 0;
         boolean rebuild = needRebuild;
         // Taken now: a request that arrives while this sync runs is a new one, served next.
@@ -90,6 +94,15 @@ final class SyncSchedule {
         pending = false;
         lastSync = now;
         return new Next(0, full, rebuild);
+    }
+
+    /**
+     * A sync is wanted at {@code at} (nanoTime) even without changes: the syncer holds something
+     * until then (a change's transitional elements). Replaces an earlier request.
+     */
+    void tidyAt(long at) {
+        tidy = true;
+        tidyAt = at;
     }
 
     void succeeded(long now, boolean full) {

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,6 +14,7 @@ import java.util.TreeSet;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import java.util.function.ToIntFunction;
 
 import org.slf4j.Logger;
@@ -41,6 +43,7 @@ import io.nftproxy.proxy.render.Fragment;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.render.RenderFailure;
 import io.nftproxy.proxy.render.StickyTimeout;
+import io.nftproxy.proxy.render.Transitions;
 
 /**
  * Brings the kernel to the desired state in one atomic transaction per sync. The first sync
@@ -91,6 +94,10 @@ public final class Syncer implements Backend {
     private ProxyState forgottenState;
     /** Where a first sync takes its endpoints' indices from (tests: see {@link #takeIndicesFrom}). */
     private final Map<IpFamily, TableState> indicesFrom = new EnumMap<>(IpFamily.class);
+    /** Per port with transitional elements ({@link Contributor#transitionOf}), when they go ({@link #clock}). */
+    private final Map<ServicePortName, Long> transitionsUntil = new HashMap<>();
+    /** What tells when transitional elements go: System.nanoTime, a test's own time. */
+    private LongSupplier clock = System::nanoTime;
     /**
      * The names our sets and chains carry in the kernel now ({@link Generation}): what we hold and
      * what the renderer gives carry generation 0's, renamed on their way to the kernel. Read by the
@@ -175,6 +182,7 @@ public final class Syncer implements Backend {
             held.writeLock().unlock();
         }
         lastState = null;
+        transitionsUntil.clear(); // what they kept went with the tables, or goes with the rebuild
     }
 
     /**
@@ -373,6 +381,7 @@ public final class Syncer implements Backend {
     /** Per family, the fragments of the plan's ports that differ from what we hold. */
     private Rendered render(Plan plan, ProxyState state, List<String> rejected) {
         long t0 = System.nanoTime();
+        long now = clock.getAsLong();
         Map<IpFamily, Map<Contributor, Fragment>> byFamily = new EnumMap<>(IpFamily.class);
         Map<IpFamily, TableState> fresh = new EnumMap<>(IpFamily.class);
         Map<String, Contributor> chainOwners = new HashMap<>();
@@ -390,6 +399,14 @@ public final class Syncer implements Backend {
             // when rebuilding, from what we committed before forgetting it.
             TableState reuse = fresh.containsKey(f) ? forgotten.get(f) : ts;
             ProxyState renderedFrom = fresh.containsKey(f) ? forgottenState : lastState;
+            // What earlier changes kept for packets crossing their commits, now past its time.
+            Set<Contributor> expired = new HashSet<>();
+            for (Map.Entry<ServicePortName, Long> e : transitionsUntil.entrySet()) {
+                Contributor tc = Contributor.transitionOf(e.getKey());
+                if (ts.fragments.containsKey(tc) && now - e.getValue() >= 0) {
+                    expired.add(tc);
+                }
+            }
             for (ServicePortName id : plan.ports()) {
                 Contributor who = Contributor.of(id);
                 ServicePort svc = state.services().get(id);
@@ -412,7 +429,14 @@ public final class Syncer implements Backend {
                     TableState.countOnDemand(demand, ts.fragments.get(who), -1);
                     TableState.countOnDemand(demand, frag, +1);
                     changes.put(who, frag);
+                    if (!fresh.containsKey(f) && ts.fragments.containsKey(who)) {
+                        keepForCrossing(ts, id, frag, changes, demand, expired, now);
+                    }
                 }
+            }
+            for (Contributor tc : expired) {
+                TableState.countOnDemand(demand, ts.fragments.get(tc), -1);
+                changes.put(tc, null);
             }
             Fragment globals = ts.fragments.get(Contributor.GLOBALS);
             if (plan.globals() || globals == null || !demand.keySet().equals(NftRenderer.onDemandDeclared(globals))) {
@@ -426,6 +450,46 @@ public final class Syncer implements Backend {
             byFamily.put(f, changes);
         }
         return new Rendered(byFamily, fresh, chainOwners, System.nanoTime() - t0);
+    }
+
+    /**
+     * What a port's change from the fragment we hold to {@code frag} (null: it goes) leaves in
+     * place for {@link Transitions#GRACE}, for packets that cross its commit, together with what
+     * its earlier changes kept and still keep: one transitional contributor per port.
+     */
+    private void keepForCrossing(TableState ts, ServicePortName id, Fragment frag, Map<Contributor, Fragment> changes,
+                                 Map<String, Integer> demand, Set<Contributor> expired, long now) {
+        Contributor tc = Contributor.transitionOf(id);
+        Fragment held = ts.fragments.get(tc);
+        Fragment crossing = Transitions.between(ts.fragments.get(Contributor.of(id)), frag, ts.onDemand.keySet());
+        if (crossing == Fragment.EMPTY) {
+            return; // what it kept before stays as long as it was to stay
+        }
+        Fragment kept = Transitions.merge(expired.remove(tc) ? null : held, crossing);
+        TableState.countOnDemand(demand, held, -1);
+        TableState.countOnDemand(demand, kept, +1);
+        changes.put(tc, kept);
+        transitionsUntil.put(id, now + Transitions.GRACE.toNanos());
+    }
+
+    /** The time transitional elements are kept by, in nanoseconds (tests: their own, advanced at will). */
+    public void clock(LongSupplier nanoTime) {
+        clock = nanoTime;
+    }
+
+    /**
+     * The earliest time some transitional elements are due to go ({@link Transitions#GRACE} after
+     * their port's last change), or {@link Backend#NOTHING_DUE}: the sync loop syncs then.
+     */
+    @Override
+    public long dueNanos() {
+        long due = NOTHING_DUE;
+        for (long until : transitionsUntil.values()) {
+            if (due == NOTHING_DUE || until - due < 0) {
+                due = until;
+            }
+        }
+        return due;
     }
 
     /** The transaction of one attempt: per family, the delta from what we hold to the fragments of the plan's ports. */
@@ -709,6 +773,9 @@ public final class Syncer implements Backend {
         } finally {
             held.writeLock().unlock();
         }
+        // The deadlines of transitions this sync took away are done with.
+        transitionsUntil.keySet().removeIf(port -> committed.values().stream()
+                .noneMatch(ts -> ts.fragments.containsKey(Contributor.transitionOf(port))));
         return synced(plan, state, st, changedChains, rejected, a.renderNanos());
     }
 

@@ -23,6 +23,8 @@ final class TableState {
     final IpFamily family;
     final Table table;
     final Map<Contributor, Fragment> fragments = new HashMap<>();
+    /** How many of {@link #fragments} are transitional ({@link Contributor#transitionOf}). */
+    int transitions;
     /** Changed through {@link #putChain} and {@link #removeChain}, which keep the rule count. */
     final Map<String, DesiredChain> chains = new HashMap<>();
     /**

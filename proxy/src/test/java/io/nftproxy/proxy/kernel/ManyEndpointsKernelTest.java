@@ -23,6 +23,7 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.render.Transitions;
 import io.nftproxy.proxy.sync.SyncResult;
 import io.nftproxy.proxy.sync.Syncer;
 import io.nftproxy.sandbox.Netns;
@@ -81,6 +82,8 @@ class ManyEndpointsKernelTest {
             }
             Netns client = topo.pod(CLIENT);
             Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
+            long[] now = {0};
+            syncer.clock(() -> now[0]);
             int k = NftRenderer.MAX_SHARED_PICK + 2;
             syncer.sync(state(k), null);
             assertTrue(sets(topo).contains("set ip-count-block-1 "), sets(topo));
@@ -94,9 +97,14 @@ class ManyEndpointsKernelTest {
             assertEquals(0, grown.changedChains(), "an endpoint added past 128 changes no chain");
             answers(topo, client, "10.96.0.50", 80, 20, k + 1);
 
-            // Out of the block: the port is back in the tree, and the block goes with its last user.
+            // Out of the block: the port is back in the tree, and the block goes with its last
+            // user, once what the change keeps for connections crossing it has had its time.
             int fewer = NftRenderer.MAX_SHARED_PICK - 28;
             syncer.sync(state(fewer), Set.of(ID));
+            assertTrue(sets(topo).contains("ip-count-block-1"), "kept for connections crossing the change: " + sets(topo));
+            answers(topo, client, "10.96.0.50", 80, 20, fewer);
+            now[0] += Transitions.GRACE.toNanos();
+            syncer.sync(state(fewer), Set.of());
             assertFalse(sets(topo).contains("ip-count-block-1"), sets(topo));
             answers(topo, client, "10.96.0.50", 80, 20, fewer);
 

@@ -257,7 +257,8 @@ class NftRendererTest {
         Fragment f = r.service(IpFamily.V4, big, manyEps(k), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
         assertEquals(Set.of("ip-count-block-2", "nodeport-count-block-2", "service-endpoints-257-384", "nodeport-endpoints-257-384",
-                "tree:ip", "tree:nodeport"), NftRenderer.onDemandSets(f), "its blocks and their maps, and the trees it picks through");
+                "service-endpoints-1-8", "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport"), NftRenderer.onDemandSets(f),
+                "its blocks and their maps, the trees it picks through and their smallest bucket");
         for (int bit = 0; bit < 7; bit++) {
             boolean set = (43 & 1 << bit) != 0;
             assertEquals(set, keys(f, "ip-count-bit-" + bit).contains("10.96.0.20 . tcp . 80"), "bit " + bit);
@@ -298,7 +299,10 @@ class NftRendererTest {
                 .clusterIPs(List.of(Inet.parse("10.96.0.21"))).nodePort(30021).affinitySeconds(600).build();
         Fragment f = r.service(IpFamily.V4, stickyBig, manyEps(k), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
+        // A block brings its tree's smallest bucket too: a packet its root finds in no block set
+        // still has a last level to go to (render/Transitions).
         assertEquals(Set.of("ip-count-block-1", "nodeport-count-block-1", "service-endpoints-129-256", "nodeport-endpoints-129-256",
+                "service-endpoints-1-8", "nodeport-endpoints-1-8",
                 "sticky-ips-ids-129-256", "sticky-nodeports-ids-129-256", "tree:ip", "tree:nodeport"), NftRenderer.onDemandSets(f));
         assertEquals(List.of("10.96.0.21 . tcp . 80"), keys(f, "sticky-ips-ids-129-256"));
         assertEquals(List.of("10.96.0.21 . tcp . 80"), keys(f, "sticky-ips-600"));
@@ -310,9 +314,11 @@ class NftRendererTest {
         assertEquals(NftRenderer.onDemandSets(f), NftRenderer.onDemandDeclared(g));
         Function<String, List<String>> body = chain -> g.chains().get(chain).rules().stream()
                 .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
-        // The root sends sticky ports to the check of their range before the block; the block's last level draws.
+        // The root sends sticky ports to the check of their range before the block; the block's
+        // last level draws; a port in no block set goes on to the smallest bucket.
         assertEquals(List.of("ip daddr . meta l4proto . th dport @sticky-ips jump ip-sticky-check",
-                "ip daddr . meta l4proto . th dport @ip-count-block-1 goto ip-pick-129-256"), body.apply("ip-pick-1-128"));
+                "ip daddr . meta l4proto . th dport @ip-count-block-1 goto ip-pick-129-256", "goto ip-pick-1-8"),
+                body.apply("ip-pick-1-128"));
         assertEquals(List.of("ip daddr . meta l4proto . th dport @ip-count-bit-0 dnat ip to ip daddr . meta l4proto . th dport . numgen random mod "
                         + (k + 1) + " map @service-endpoints-129-256",
                 "dnat ip to ip daddr . meta l4proto . th dport . numgen random mod " + k + " map @service-endpoints-129-256"),

@@ -47,6 +47,26 @@ class SyncScheduleTest {
         assertTrue(n.now() && n.full());
     }
 
+    /** What a change keeps for connections crossing it goes in a partial sync of its own when its time comes. */
+    @Test
+    void aSyncWhenTheSyncerHasSomethingToTakeAway() {
+        SyncSchedule s = new SyncSchedule(Duration.ofSeconds(1), Duration.ofSeconds(30));
+        s.next(0);
+        s.succeeded(0, true);
+        s.tidyAt(2 * S);
+        SyncSchedule.Next idle = s.next(S);
+        assertEquals(S, idle.waitNanos(), "sleeps until then, not until the periodic sync");
+        SyncSchedule.Next n = s.next(2 * S);
+        assertTrue(n.now() && !n.full(), "a partial sync, without changes");
+        s.succeeded(2 * S, false);
+        assertEquals(28 * S, s.next(2 * S).waitNanos(), "then nothing until the periodic sync");
+
+        // Not sooner than the minimum period after the last sync.
+        s.tidyAt(2 * S + S / 2);
+        assertEquals(S, s.next(2 * S).waitNanos());
+        assertTrue(s.next(3 * S).now());
+    }
+
     @Test
     void failuresBackOffDoublingUpTo30Seconds() {
         SyncSchedule s = new SyncSchedule(Duration.ofSeconds(1), Duration.ofMinutes(30));

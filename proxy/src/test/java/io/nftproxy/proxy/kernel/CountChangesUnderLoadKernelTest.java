@@ -1,0 +1,174 @@
+package io.nftproxy.proxy.kernel;
+
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.client.NftClient;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sync.Syncer;
+import io.nftproxy.sandbox.Netns;
+
+/**
+ * New connections made while a service's endpoint count goes up and down, one partial sync after
+ * another: none is refused, dropped or sent outside the endpoints the service had. A connection's
+ * first packet walks one generation of the rules but reads each set as the kernel has it at that
+ * moment, so a packet crossing a commit reads some bits of the count of the old generation and
+ * the rest of the new one, and may look up an index neither holds: the sync leaves what such a
+ * packet could look up in place for a while (see {@code render/Transitions}). The counts cross
+ * bits (4 and 5, 8 and 9 …) and the buckets of the endpoint maps (8 and 9, 16 and 17), both ways.
+ * Without those elements every run lost connections (1 to 9 of about 6,000, six runs of six).
+ */
+class CountChangesUnderLoadKernelTest {
+    static final ServicePortName ID = new ServicePortName("default", "churn", "http", Protocol.TCP);
+    static final String CLUSTER_IP = "10.96.0.40";
+    static final List<String> EPS = new ArrayList<>();
+    static final List<String> CLIENTS = List.of("10.244.2.100", "10.244.2.101", "10.244.2.102", "10.244.2.103");
+    /** Counts one after another: every bit of k − 1 flips both ways, and so do two buckets. */
+    static final int[] COUNTS = {4, 5, 4, 8, 9, 8, 16, 17, 16, 1, 5, 3, 9, 2, 17, 7, 12, 4, 13, 6, 16, 9, 1, 8};
+
+    static {
+        for (int i = 0; i < 17; i++) {
+            EPS.add("10.244.1." + (2 + i));
+        }
+    }
+
+    static ProxyState state(int count, boolean sticky) {
+        ServicePort.Builder b = ServicePort.builder(ID, 80).clusterIPs(List.of(Inet.parse(CLUSTER_IP)));
+        if (sticky) {
+            b.affinitySeconds(60);
+        }
+        List<Endpoint> list = EPS.subList(0, count).stream().map(a -> Endpoint.ready(Inet.parse(a), 8080, "node-b")).toList();
+        return new ProxyState(Map.of(ID, b.build()), Map.of(ID, list), NodeInfo.named("node-a"));
+    }
+
+    @ParameterizedTest(name = "affinity {0}")
+    @ValueSource(booleans = {false, true})
+    void noConnectionIsLostWhileTheCountChanges(boolean sticky) throws Exception {
+        try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
+            topo.pod(EPS.toArray(new String[0]));
+            for (String ep : EPS) {
+                topo.serve(ep, 8080);
+            }
+            Netns clients = topo.pod(CLIENTS.toArray(new String[0]));
+            Syncer syncer = new Syncer(nft, new NftRenderer(AffinityAcrossChangesKernelTest.config()), "nftproxy");
+            syncer.sync(state(COUNTS[0], sticky), null);
+
+            // When each count came into force (nanoTime once its sync returned): a connection may
+            // be answered by an endpoint of any state in force while it was made, no other.
+            ConcurrentSkipListMap<Long, Integer> inForce = new ConcurrentSkipListMap<>();
+            inForce.put(Long.MIN_VALUE, COUNTS[0]);
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger answered = new AtomicInteger();
+            Queue failures = new Queue();
+            Map<String, Integer> byEndpoint = new ConcurrentHashMap<>();
+            // Each answered connection: when it began and ended, and its endpoint's position in EPS.
+            ConcurrentLinkedQueue<long[]> made = new ConcurrentLinkedQueue<>();
+            List<Thread> threads = new ArrayList<>();
+            for (String client : CLIENTS) {
+                Thread t = new Thread(() -> {
+                    while (!stop.get()) {
+                        try {
+                            long t0 = System.nanoTime();
+                            var o = topo.tcp(clients, client, CLUSTER_IP, 80);
+                            long t1 = System.nanoTime();
+                            if (o.result() != ANSWERED) {
+                                failures.add(client + ": " + o);
+                            } else {
+                                answered.incrementAndGet();
+                                byEndpoint.merge(o.answeredBy(), 1, Integer::sum);
+                                int index = EPS.indexOf(o.answeredBy().substring(0, o.answeredBy().indexOf(':')));
+                                if (index < 0) {
+                                    failures.add(client + ": " + o + ", not an endpoint of the service");
+                                } else {
+                                    made.add(new long[] {t0, t1, index});
+                                }
+                            }
+                        } catch (Exception e) {
+                            failures.add(client + ": " + e);
+                        }
+                    }
+                }, "client-" + client);
+                t.start();
+                threads.add(t);
+            }
+            int syncs = 0;
+            try {
+                // Partial syncs as fast as the kernel takes them, the counts round and round,
+                // until the clients have made enough connections across them.
+                long deadline = System.nanoTime() + 60_000_000_000L;
+                while ((answered.get() < 6_000 || syncs < 400) && System.nanoTime() < deadline) {
+                    int count = COUNTS[++syncs % COUNTS.length];
+                    syncer.sync(state(count, sticky), Set.of(ID));
+                    inForce.put(System.nanoTime(), count);
+                }
+            } finally {
+                stop.set(true);
+                for (Thread t : threads) {
+                    t.join();
+                }
+            }
+            // Checked once every count's time is known: a commit may take effect before its sync returns.
+            for (long[] c : made) {
+                int most = most(inForce, c[0], c[1]);
+                if (c[2] >= most) {
+                    failures.add(EPS.get((int) c[2]) + " answered, not one of the " + most + " endpoints of a state in force");
+                }
+            }
+            assertEquals(List.of(), failures.first(20), failures.size() + " of " + (answered.get() + failures.size())
+                    + " connections not answered, or not by an endpoint of the old or the new state, across " + syncs
+                    + " changes of the count");
+            assertTrue(syncs >= 400 && answered.get() >= 6_000, "enough of both: " + syncs + " changes, "
+                    + answered.get() + " connections");
+            assertTrue(byEndpoint.size() > 1, "answered by several endpoints: " + byEndpoint);
+        }
+    }
+
+    /**
+     * The most endpoints of the states in force from t0 to t1: the last in force before t0, those
+     * that came during, and the first after t1 (its commit may have taken effect before t1).
+     */
+    static int most(ConcurrentSkipListMap<Long, Integer> inForce, long t0, long t1) {
+        Long from = inForce.floorKey(t0);
+        Long to = inForce.ceilingKey(t1);
+        return inForce.subMap(from, true, to == null ? inForce.lastKey() : to, true).values().stream()
+                .mapToInt(Integer::intValue).max().orElseThrow();
+    }
+
+    /** What went wrong, from several threads. */
+    static final class Queue {
+        private final ConcurrentLinkedQueue<String> all = new ConcurrentLinkedQueue<>();
+
+        void add(String s) {
+            all.add(s);
+        }
+
+        int size() {
+            return all.size();
+        }
+
+        List<String> first(int n) {
+            return all.stream().limit(n).toList();
+        }
+    }
+}

@@ -1,0 +1,185 @@
+package io.nftproxy.proxy.render;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import io.nftproxy.netlink.nft.Bytes;
+import io.nftproxy.netlink.nft.Data;
+import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+
+/**
+ * What a change of a port's endpoint count leaves in place for packets that cross its commit
+ * ({@link Transitions}), against the tree the old generation's globals render: a packet walks
+ * that tree, each set it reads before the commit's flip answering for the old count and each one
+ * after for the new, wherever the flip falls; every index it can then look up is held by the new
+ * generation or the transitional elements, and maps to an endpoint of the old or the new set.
+ */
+class TransitionsTest {
+    static final ServicePort PORT = NftRendererTest.svc("churn", "10.96.0.10", 0, false, 0);
+    static final ServicePort OTHER = NftRendererTest.svc("other", "10.96.0.11", 0, false, 0);
+    static final Bytes FRONT = MapKeys.frontend(Inet.parse("10.96.0.10"), 6, 80);
+
+    @ParameterizedTest(name = "{0} -> {1} endpoints, another port with {2}: reaches {3}")
+    @CsvSource(delimiter = ';', value = {
+        // Bit 2 read before the flip, bits 1 and 0 after: 100 | 011 -> 111, 8 endpoints.
+        "5; 4; 0; 4 5 6 8",
+        "4; 5; 0; 1 3 4 5",
+        // Into another bucket: the old generation's tree has no 9-16 (nor bit 3 to test), so
+        // every packet reaches 1-8's map, which the port leaves (its 9 endpoints are in 9-16's).
+        "8; 9; 0; 1 5 7 8",
+        "9; 8; 0; 9 10 12 16",
+        "16; 17; 0; 9 13 15 16",
+        // Bit 3 read before the flip leads to 9-16's map, which the port leaves.
+        "12; 5; 8; 5 9 11 12 13",
+        // The old tree goes from bit 5 straight to 1-8 (bits 4 and 3 untested): the new count,
+        // 20, read through it after the flip, reaches 4.
+        "40; 20; 3; 4 36 40 52",
+        "1; 2; 0; 1 2",
+        // The port goes, or is left without endpoints: the new bits are all clear.
+        "5; 0; 0; 1 5",
+        "12; 0; 0; 9 11 12",
+        // Blocks above 128: the block's set is read first; missed after the flip, the packet
+        // goes on to the smallest bucket, which a tree of blocks alone declares for it.
+        "130; 120; 0; 8 130 132 136 152 184 248",
+        "120; 130; 0; 66 98 114 118 120",
+        "3; 200; 0; 3 4 8",
+        "200; 3; 0; 3 131 195 199 200",
+    })
+    void everyIndexAPacketCanReachIsHeld(int a, int b, int other, String reaches) {
+        NftRenderer r = new NftRenderer(NftRendererTest.CFG);
+        NodeInfo node = NftRendererTest.NODE;
+        Fragment old = r.service(IpFamily.V4, PORT, NftRendererTest.manyEps(a), node);
+        Fragment neu = b == 0 ? null : r.service(IpFamily.V4, PORT, NftRendererTest.manyEps(b), node, old.slots());
+        Fragment beside = other == 0 ? Fragment.EMPTY : r.service(IpFamily.V4, OTHER, NftRendererTest.manyEps(other), node);
+        Set<String> declared = new TreeSet<>(NftRenderer.onDemandSets(old));
+        declared.addAll(NftRenderer.onDemandSets(beside));
+        Fragment globals = r.globals(IpFamily.V4, oldState(a, other), new TreeSet<>(), declared);
+        Fragment kept = Transitions.between(old, neu, declared);
+
+        Set<Integer> reached = new TreeSet<>();
+        Set<Bytes> endpoints = new HashSet<>();
+        for (Fragment f : neu == null ? List.of(old) : List.of(old, neu)) {
+            f.elements().getOrDefault(PickTree.Kind.IP.endpoints(a), List.of()).forEach(e -> endpoints.add(value(e)));
+            if (b > 0) {
+                f.elements().getOrDefault(PickTree.Kind.IP.endpoints(b), List.of()).forEach(e -> endpoints.add(value(e)));
+            }
+        }
+        for (int flip = 0; flip <= 20; flip++) {
+            int c = walk(globals, a - 1, b == 0 ? -1 : b - 1, flip);
+            assertEquals(c, PickTree.reached(PickTree.Kind.IP, declared, a - 1, b == 0 ? 0 : b - 1, flip),
+                    "the tree as declared, flip after " + flip + " reads");
+            reached.add(c);
+            String map = PickTree.Kind.IP.endpoints(c);
+            for (int i = 0; i < c; i++) {
+                Bytes key = Bytes.concat(FRONT, Bytes.host32(i));
+                SetElement found = element(neu, map, key);
+                if (found == null) {
+                    found = element(kept, map, key);
+                }
+                assertTrue(found != null, "index " + i + " of " + c + " in " + map + " (flip after " + flip + " reads)");
+                assertTrue(endpoints.contains(value(found)), "an endpoint of the old or the new set: " + found);
+            }
+        }
+        assertEquals(reaches, String.join(" ", reached.stream().map(String::valueOf).toList()));
+        assertEquals(reached, Transitions.reachable(PickTree.Kind.IP, declared, a, b));
+        // Never in the way of the new generation: no key the new fragment holds in the same map.
+        kept.elements().forEach((set, els) -> els.forEach(e -> assertFalse(element(neu, set, e.key()) != null,
+                "kept and new both hold " + e + " in " + set)));
+        if (a == b) {
+            assertEquals(Fragment.EMPTY, kept);
+        }
+    }
+
+    /** The old generation's state: the port with {@code a} endpoints and the other port with {@code other}. */
+    static ProxyState oldState(int a, int other) {
+        Map<ServicePortName, ServicePort> ports = new HashMap<>();
+        Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
+        ports.put(PORT.id(), PORT);
+        eps.put(PORT.id(), NftRendererTest.manyEps(a));
+        if (other > 0) {
+            ports.put(OTHER.id(), OTHER);
+            eps.put(OTHER.id(), NftRendererTest.manyEps(other));
+        }
+        return new ProxyState(ports, eps, NftRendererTest.NODE);
+    }
+
+    /**
+     * The count whose last level a packet reaches through the rendered tree when its first
+     * {@code flip} reads of the count sets answer for k − 1 = {@code before} and the rest for
+     * {@code after} (−1: a member of none).
+     */
+    static int walk(Fragment g, int before, int after, int flip) {
+        int reads = 0;
+        String chain = PickTree.Kind.IP.root();
+        Pattern rule = Pattern.compile("(?:@(\\S+) )?goto (\\S+)$");
+        while (true) {
+            List<String> body = NftRendererTest.body(g, chain);
+            if (body.stream().noneMatch(x -> x.contains("goto "))) {
+                Matcher m = Pattern.compile("-pick-(\\d+)-(\\d+)$").matcher(chain);
+                assertTrue(m.find(), chain);
+                int km1 = reads < flip ? before : after;
+                return km1 >= 0 && (km1 & 1) != 0 ? Integer.parseInt(m.group(2)) : Integer.parseInt(m.group(1));
+            }
+            String next = null;
+            for (String text : body) {
+                Matcher m = rule.matcher(text);
+                assertTrue(m.find(), text);
+                if (m.group(1) == null || member(m.group(1), reads++ < flip ? before : after)) {
+                    next = m.group(2);
+                    break;
+                }
+            }
+            chain = next;
+        }
+    }
+
+    /** Whether a port with k − 1 = {@code km1} (−1: none) is a member of the tree's count set {@code set}. */
+    static boolean member(String set, int km1) {
+        if (km1 < 0) {
+            return false;
+        }
+        Matcher bit = Pattern.compile("^ip-count-bit-(\\d+)$").matcher(set);
+        if (bit.find()) {
+            return (km1 % NftRenderer.MAX_SHARED_PICK & 1 << Integer.parseInt(bit.group(1))) != 0;
+        }
+        Matcher block = Pattern.compile("^ip-count-block-(\\d+)$").matcher(set);
+        assertTrue(block.find(), set);
+        return km1 / NftRenderer.MAX_SHARED_PICK == Integer.parseInt(block.group(1));
+    }
+
+    static SetElement element(Fragment f, String set, Bytes key) {
+        if (f == null) {
+            return null;
+        }
+        for (SetElement e : f.elements().getOrDefault(set, List.of())) {
+            if (e.key().equals(key)) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    static Bytes value(SetElement e) {
+        return ((Data.Value) e.data()).bytes();
+    }
+}
