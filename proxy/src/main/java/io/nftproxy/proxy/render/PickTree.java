@@ -373,31 +373,54 @@ final class PickTree extends RenderPart {
      * generation between two of them ({@link Transitions}). {@code flip} 0 reads every set after.
      */
     static int reached(Kind kind, Set<String> demanded, int before, int after, int flip) {
-        List<Integer> blocks = new ArrayList<>();
-        List<Integer> buckets = new ArrayList<>();
-        blocksInUse(kind, demanded, blocks);
-        bucketsInUse(kind, demanded, buckets);
-        int reads = 0;
-        for (int block : blocks) {
-            int km1 = reads++ < flip ? before : after;
-            if (km1 / MAX_SHARED_PICK == block) {
-                return walk(buckets, blocks, block * MAX_SHARED_PICK + 1, (block + 1) * MAX_SHARED_PICK, before, after,
-                        flip, reads);
-            }
-        }
-        int[] e = narrow(buckets, blocks, 1, MAX_SHARED_PICK);
-        return walk(buckets, blocks, e[0], e[1], before, after, flip, reads);
+        return Shape.of(kind, demanded).reached(before, after, flip);
     }
 
-    /** The rest of {@link #reached} from the chain choosing among lo..hi, {@code reads} sets read so far. */
-    private static int walk(List<Integer> buckets, List<Integer> blocks, int lo, int hi, int before, int after,
-                            int flip, int reads) {
+    /** A tree as {@link #declare} writes it: the buckets and blocks in use, ascending. */
+    record Shape(List<Integer> buckets, List<Integer> blocks) {
+        static Shape of(Kind kind, Set<String> demanded) {
+            List<Integer> blocks = new ArrayList<>();
+            List<Integer> buckets = new ArrayList<>();
+            blocksInUse(kind, demanded, blocks);
+            bucketsInUse(kind, demanded, buckets);
+            return new Shape(buckets, blocks);
+        }
+
+        /** See {@link PickTree#reached}. */
+        int reached(int before, int after, int flip) {
+            return (int) reachedAndReads(before, after, flip);
+        }
+
+        /**
+         * {@link #reached} in the low 32 bits, and in the high 32 how many sets the walk read: a
+         * flip after all of them is a walk of the old count alone, as is every later one.
+         */
+        long reachedAndReads(int before, int after, int flip) {
+            int reads = 0;
+            for (int block : blocks) {
+                int km1 = reads++ < flip ? before : after;
+                if (km1 / MAX_SHARED_PICK == block) {
+                    return walk(buckets, blocks, block * MAX_SHARED_PICK + 1, (block + 1) * MAX_SHARED_PICK, before, after,
+                            flip, reads);
+                }
+            }
+            int[] e = narrow(buckets, blocks, 1, MAX_SHARED_PICK);
+            return walk(buckets, blocks, e[0], e[1], before, after, flip, reads);
+        }
+    }
+
+    /**
+     * The rest of {@link Shape#reachedAndReads} from the chain choosing among lo..hi, {@code
+     * reads} sets read so far.
+     */
+    private static long walk(List<Integer> buckets, List<Integer> blocks, int lo, int hi, int before, int after,
+                             int flip, int reads) {
         while (true) {
             int half = (hi - lo + 1) / 2;
             int bit = Integer.numberOfTrailingZeros(half);
             boolean set = ((reads++ < flip ? before : after) & 1 << bit) != 0;
             if (half == 1) {
-                return set ? hi : lo;
+                return (long) reads << 32 | (set ? hi : lo);
             }
             int[] e = set ? narrow(buckets, blocks, lo + half, hi) : narrow(buckets, blocks, lo, lo + half - 1);
             lo = e[0];

@@ -1,11 +1,9 @@
 package io.nftproxy.proxy.render;
 
-import static io.nftproxy.proxy.render.NftRenderer.MAX_PLAIN_PICK;
-import static io.nftproxy.proxy.render.NftRenderer.MAX_SHARED_PICK;
-
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,7 +11,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.nftproxy.netlink.nft.Bytes;
-import io.nftproxy.netlink.nft.Data;
+import io.nftproxy.netlink.nft.PackedElements;
 import io.nftproxy.netlink.nft.SetElement;
 
 /**
@@ -44,9 +42,10 @@ import io.nftproxy.netlink.nft.SetElement;
  * left). A packet crossing the commit is then sent to an endpoint of the old or the new set, as
  * a packet crossing kube-proxy's iptables-restore (which swaps whole chains) is, never nowhere.
  * Only a packet that crosses a commit can reach them: the new generation's bits lead to the new
- * count, below which the new generation holds every index. The sync keeps them as one more
- * contributor per port, which a port's own elements override, and takes them away in a sync
- * without changes when their time is past ({@code SyncLoop} asks for it).
+ * count, below which the new generation holds every index. The sync keeps them as a contributor
+ * of their own per change, which a port's own elements override (a later change's override an
+ * earlier one's), and takes them away in a sync without changes when their time is past
+ * ({@code SyncLoop} asks for it).
  */
 public final class Transitions {
     /**
@@ -69,49 +68,39 @@ public final class Transitions {
             return Fragment.EMPTY; // the same counts and indices (a node's change re-renders every port)
         }
         Map<String, Map<Bytes, SetElement>> out = new LinkedHashMap<>();
-        Map<String, Set<Bytes>> newKeys = new HashMap<>();
-        Map<String, Set<Bytes>> oldKeys = new HashMap<>();
-        // The old endpoints the new fragment no longer maps, as they were.
-        for (Map.Entry<String, List<SetElement>> e : old.elements().entrySet()) {
-            String set = e.getKey();
-            if (PickTree.treeOfMap(set) == null) {
-                // Not the sticky ports' maps by number: a client remembered by the number of an
-                // endpoint that went is reached without crossing anything (the kernel's affinity
-                // sets do not change with a commit), and must pick again at once, as kube-proxy's
-                // clients of a removed endpoint do. One that crosses finds nothing and picks again.
-                continue;
-            }
-            Set<Bytes> kept = keys(next, set, newKeys);
-            for (SetElement el : e.getValue()) {
-                if (!kept.contains(el.key())) {
-                    out.computeIfAbsent(set, k -> new LinkedHashMap<>()).put(el.key(), el);
-                }
-            }
-        }
-        // The counts a packet can put together from old and new bits, per tree and frontend.
-        for (PickTree.Kind kind : PickTree.Kind.values()) {
-            Map<Bytes, Bytes[]> before = byIndex(old, kind);
-            Map<Bytes, Bytes[]> after = byIndex(next, kind);
-            for (Map.Entry<Bytes, Bytes[]> f : before.entrySet()) {
+        Map<PickTree.Kind, Map<Bytes, Run>> olds = runs(old);
+        Map<PickTree.Kind, Map<Bytes, Run>> news = runs(next);
+        for (Map.Entry<PickTree.Kind, Map<Bytes, Run>> tree : olds.entrySet()) {
+            PickTree.Kind kind = tree.getKey();
+            Map<Bytes, Run> after = news.getOrDefault(kind, Map.of());
+            PickTree.Shape shape = null;
+            for (Map.Entry<Bytes, Run> f : tree.getValue().entrySet()) {
                 Bytes front = f.getKey();
-                Bytes[] was = f.getValue();
-                Bytes[] now = after.get(front);
-                int a = was.length;
-                int b = now == null ? 0 : now.length;
+                Run was = f.getValue();
+                Run now = after.get(front);
+                int a = was.count();
+                int b = now == null ? 0 : now.count();
                 if (a == b) {
-                    continue; // the same bits: whatever the flip, the count is one of the two
+                    continue; // the same bits and indices: whatever the flip, one of the two counts
                 }
-                Bytes[] to = b > 0 ? now : was;
-                for (int c : reachable(kind, declared, a, b)) {
+                // The old indices the new generation no longer maps, as they were: all of them when
+                // the count left its bucket's map, else those from the new count up.
+                String oldMap = kind.endpoints(a);
+                boolean sameMap = b > 0 && kind.endpoints(b).equals(oldMap);
+                for (int i = sameMap ? b : 0; i < a; i++) {
+                    SetElement el = was.element(i);
+                    out.computeIfAbsent(oldMap, k -> new LinkedHashMap<>()).put(el.key(), el);
+                }
+                // The indices below each count a crossing packet reaches that neither holds.
+                Run to = b > 0 ? now : was;
+                shape = shape != null ? shape : PickTree.Shape.of(kind, declared);
+                for (int c : reachable(shape, a, b)) {
                     String map = kind.endpoints(c);
-                    Set<Bytes> held = keys(next, map, newKeys);
-                    Set<Bytes> had = keys(old, map, oldKeys);
-                    for (int i = 0; i < c; i++) {
+                    int held = Math.max(b > 0 && kind.endpoints(b).equals(map) ? b : 0, map.equals(oldMap) ? a : 0);
+                    for (int i = held; i < c; i++) {
                         Bytes key = Bytes.concat(front, Bytes.host32(i));
-                        if (!held.contains(key) && !had.contains(key)) {
-                            out.computeIfAbsent(map, k -> new LinkedHashMap<>()).putIfAbsent(key,
-                                    SetElement.of(key, Data.value(to[i % to.length])));
-                        }
+                        out.computeIfAbsent(map, k -> new LinkedHashMap<>()).putIfAbsent(key,
+                                SetElement.of(key, to.element(i % to.count()).data()));
                     }
                 }
             }
@@ -125,43 +114,25 @@ public final class Transitions {
     }
 
     /**
-     * The transitional elements still held ({@code held}, null for none) together with a new
-     * change's: a key in both takes the new change's endpoint.
-     */
-    public static Fragment merge(Fragment held, Fragment more) {
-        if (held == null || held.elements().isEmpty()) {
-            return more;
-        }
-        if (more.elements().isEmpty()) {
-            return held;
-        }
-        Map<String, Map<Bytes, SetElement>> out = new LinkedHashMap<>();
-        for (Fragment f : List.of(held, more)) {
-            f.elements().forEach((set, els) -> {
-                Map<Bytes, SetElement> m = out.computeIfAbsent(set, k -> new LinkedHashMap<>());
-                els.forEach(el -> m.put(el.key(), el));
-            });
-        }
-        Map<String, List<SetElement>> elements = new LinkedHashMap<>();
-        out.forEach((set, els) -> elements.put(set, List.copyOf(els.values())));
-        return new Fragment(Map.of(), Map.of(), elements, Set.of(), EndpointSlots.NONE);
-    }
-
-    /**
      * The counts whose last level a packet can reach through the old generation's tree of {@code
      * kind} while its frontend's count goes from {@code a} to {@code b} (0: it picks no more),
      * whichever of its reads the commit's flip falls between; a and b among them when reachable.
      */
     static Set<Integer> reachable(PickTree.Kind kind, Set<String> declared, int a, int b) {
+        return reachable(PickTree.Shape.of(kind, declared), a, b);
+    }
+
+    private static Set<Integer> reachable(PickTree.Shape shape, int a, int b) {
         Set<Integer> out = new TreeSet<>();
         int before = a - 1;
         int after = b > 0 ? b - 1 : 0;
-        // At most a read per block set and one per bit before the last level.
-        int reads = (MAX_PLAIN_PICK / MAX_SHARED_PICK) + PickTree.BITS + 1;
-        for (int flip = 0; flip <= reads; flip++) {
-            out.add(PickTree.reached(kind, declared, before, after, flip));
+        for (int flip = 0; ; flip++) {
+            long reached = shape.reachedAndReads(before, after, flip);
+            out.add((int) reached);
+            if (flip >= (int) (reached >>> 32)) {
+                return out; // after every read: the old count's own walk, and so every later flip
+            }
         }
-        return out;
     }
 
     /** Whether both fragments hold the same elements in the trees' endpoint maps (compared packed, as bytes). */
@@ -176,40 +147,69 @@ public final class Transitions {
         return true;
     }
 
-    /** Per frontend of {@code kind}'s tree, its endpoints (address . port) by index, from the fragment's maps. */
-    private static Map<Bytes, Bytes[]> byIndex(Fragment f, PickTree.Kind kind) {
-        Map<Bytes, Map<Integer, Bytes>> found = new HashMap<>();
+    /**
+     * One frontend's elements in a tree's endpoint map, read in place from the packed list: the
+     * renderer writes a frontend's indices together and in order ({@code ServiceData#endpoints}),
+     * so element i is at {@code start + i}; a list that is not so is searched.
+     */
+    private record Run(Bytes front, PackedElements list, int start, int count, boolean ordered) {
+        SetElement element(int index) {
+            if (ordered) {
+                return list.get(start + index);
+            }
+            for (int j = 0; j < list.size(); j++) {
+                int o = list.offset(j);
+                if (indexOf(list.bytes(), o) == index && (list.bytes()[o + 1] & 0xff) == front.length() + 4
+                        && front.equalsRange(list.bytes(), o + PackedElements.KEY_OFFSET)) {
+                    return list.get(j);
+                }
+            }
+            throw new IllegalStateException("no index " + index + " of " + front + " in its endpoint map");
+        }
+    }
+
+    /** Per tree and frontend, its run of elements in the tree's endpoint map (one per count's bucket). */
+    private static Map<PickTree.Kind, Map<Bytes, Run>> runs(Fragment f) {
+        Map<PickTree.Kind, Map<Bytes, Run>> out = new EnumMap<>(PickTree.Kind.class);
         f.elements().forEach((set, els) -> {
-            if (PickTree.treeOfMap(set) != kind) {
+            PickTree.Kind kind = PickTree.treeOfMap(set);
+            if (kind == null) {
                 return;
             }
-            for (SetElement el : els) {
-                Bytes key = el.key();
-                int n = key.length() - 4;
-                int index = key.get(n) | key.get(n + 1) << 8 | key.get(n + 2) << 16 | key.get(n + 3) << 24;
-                found.computeIfAbsent(key.slice(0, n), k -> new HashMap<>()).put(index, ((Data.Value) el.data()).bytes());
-            }
-        });
-        Map<Bytes, Bytes[]> out = new HashMap<>();
-        found.forEach((front, m) -> {
-            Bytes[] eps = new Bytes[m.size()];
-            m.forEach((i, ep) -> {
-                if (i < eps.length) {
-                    eps[i] = ep;
+            PackedElements list = PackedElements.copyOf(els);
+            byte[] bytes = list.bytes();
+            Map<Bytes, Run> fronts = out.computeIfAbsent(kind, k -> new HashMap<>());
+            int i = 0;
+            while (i < list.size()) {
+                int start = i;
+                int o = list.offset(i);
+                int frontLength = (bytes[o + 1] & 0xff) - 4;
+                boolean ordered = indexOf(bytes, o) == 0;
+                i++;
+                while (i < list.size() && sameFront(bytes, o, list.offset(i), frontLength)) {
+                    ordered &= indexOf(bytes, list.offset(i)) == i - start;
+                    i++;
                 }
-            });
-            out.put(front, eps);
+                Bytes front = Bytes.of(Arrays.copyOfRange(bytes, o + PackedElements.KEY_OFFSET,
+                        o + PackedElements.KEY_OFFSET + frontLength));
+                Run had = fronts.get(front);
+                // A frontend split over two runs (not as the renderer writes): searched.
+                fronts.put(front, had == null ? new Run(front, list, start, i - start, ordered)
+                        : new Run(front, list, 0, had.count() + i - start, false));
+            }
         });
         return out;
     }
 
-    private static Set<Bytes> keys(Fragment f, String set, Map<String, Set<Bytes>> cache) {
-        return cache.computeIfAbsent(set, s -> {
-            Set<Bytes> out = new HashSet<>();
-            for (SetElement el : f.elements().getOrDefault(set, List.of())) {
-                out.add(el.key());
-            }
-            return out;
-        });
+    /** The index (host order, the key's last 4 bytes) of the packed element at {@code o}. */
+    private static int indexOf(byte[] in, int o) {
+        int end = o + PackedElements.KEY_OFFSET + (in[o + 1] & 0xff);
+        return in[end - 4] & 0xff | (in[end - 3] & 0xff) << 8 | (in[end - 2] & 0xff) << 16 | (in[end - 1] & 0xff) << 24;
+    }
+
+    /** Whether the packed elements at {@code a} and {@code b} have the same frontend (their keys but the index). */
+    private static boolean sameFront(byte[] in, int a, int b, int frontLength) {
+        return (in[b + 1] & 0xff) - 4 == frontLength && Arrays.equals(in, a + PackedElements.KEY_OFFSET,
+                a + PackedElements.KEY_OFFSET + frontLength, in, b + PackedElements.KEY_OFFSET, b + PackedElements.KEY_OFFSET + frontLength);
     }
 }

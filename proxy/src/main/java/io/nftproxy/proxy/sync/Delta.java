@@ -147,14 +147,14 @@ final class Delta {
 
     /**
      * Whether every contributor of the change is new to the table (none goes or changes) and
-     * puts elements only into sets that stay, none of them an interval set, and the table holds
-     * no transitional elements: then the elements are only added and counted, as a first sync's
-     * later batches do.
+     * puts elements only into sets that stay, none of them an interval set, nor under a key a
+     * transition keeps: then the elements are only added and counted, as a first sync's later
+     * batches do.
      */
     private boolean onlyNewContributors() {
-        if (state.transitions > 0) {
-            // A new port may take over a key a transition keeps with another value, and its own
-            // value must win: counted as a change (the added elements are counted, not compared).
+        if (state.transitions > 0 && takesOverAKeptKey()) {
+            // A new port takes over a key a transition keeps, with its own value, which must
+            // win: counted as a change (the added elements are counted, not compared).
             return false;
         }
         for (Map.Entry<Contributor, Fragment> e : replaced.entrySet()) {
@@ -169,6 +169,28 @@ final class Delta {
             }
         }
         return true;
+    }
+
+    /** Whether a contributor of the change puts an element under a key some transition keeps. */
+    private boolean takesOverAKeptKey() {
+        for (Fragment f : replaced.values()) {
+            if (f == null) {
+                continue;
+            }
+            for (Map.Entry<String, List<SetElement>> els : f.elements().entrySet()) {
+                Map<Bytes, Integer> kept = state.transitional.get(els.getKey());
+                if (kept == null) {
+                    continue;
+                }
+                PackedElements list = PackedElements.copyOf(els.getValue());
+                for (int i = 0; i < list.size(); i++) {
+                    if (kept.containsKey(PackedElements.key(list.bytes(), list.offset(i)))) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /**
@@ -283,21 +305,26 @@ final class Delta {
         for (Map.Entry<Contributor, Fragment> e : replaced.entrySet()) {
             Fragment old = state.fragments.getOrDefault(e.getKey(), Fragment.EMPTY);
             Fragment neu = e.getValue() == null ? Fragment.EMPTY : e.getValue();
+            boolean transitional = e.getKey().isTransition();
             for (Map.Entry<String, List<SetElement>> els : old.elements().entrySet()) {
                 Map<Bytes, Tally> t = tallies.computeIfAbsent(els.getKey(), k -> new HashMap<>());
                 PackedElements list = PackedElements.copyOf(els.getValue());
                 for (int i = 0; i < list.size(); i++) {
-                    t.computeIfAbsent(PackedElements.key(list.bytes(), list.offset(i)), k -> new Tally()).minus++;
+                    Tally tally = t.computeIfAbsent(PackedElements.key(list.bytes(), list.offset(i)), k -> new Tally());
+                    tally.minus++;
+                    if (transitional) {
+                        tally.minusKept++;
+                    }
                 }
             }
-            boolean transitional = e.getKey().transition();
             for (Map.Entry<String, List<SetElement>> els : neu.elements().entrySet()) {
                 Map<Bytes, Tally> t = tallies.computeIfAbsent(els.getKey(), k -> new HashMap<>());
                 for (SetElement el : els.getValue()) {
                     Tally tally = t.computeIfAbsent(el.key(), k -> new Tally());
                     tally.plus++;
                     if (transitional) {
-                        tally.kept = tally.kept == null ? el : tally.kept;
+                        tally.plusKept++;
+                        tally.kept = el; // the latest change's
                     } else if (tally.first == null) {
                         tally.first = el;
                     }
@@ -320,10 +347,13 @@ final class Delta {
                 SetElement was = slot < 0 ? null : committed.element(slot);
                 int refs = oldRefs - tally.minus + tally.plus;
                 // A service port's own element wins over what a change keeps for packets
-                // crossing its commit (a frontend taken over by another port, say): the kept
-                // one's value only where nothing else holds the key.
+                // crossing its commit (a frontend taken over by another port, say), and a later
+                // change's kept element over an earlier one's: the kept value only where no
+                // port holds the key.
+                int portRefs = oldRefs - state.transitionalRefs(set, k) - (tally.minus - tally.minusKept)
+                        + (tally.plus - tally.plusKept);
                 SetElement el = tally.first != null ? tally.first
-                        : was != null && oldRefs - tally.minus > 0 ? was
+                        : was != null && portRefs > 0 ? was
                         : tally.kept != null ? tally.kept : was;
                 next.put(k, refs > 0 ? new Kept(el, refs) : null);
                 boolean present = oldRefs > 0 && !setNew;
@@ -439,8 +469,10 @@ final class Delta {
             TableState.countOnDemand(state.onDemand, state.fragments.get(id), -1);
             TableState.countOnDemand(state.onDemand, f, +1);
             Fragment was = f == null ? state.fragments.remove(id) : state.fragments.put(id, f);
-            if (id.transition()) {
+            if (id.isTransition()) {
                 state.transitions += (f == null ? 0 : 1) - (was == null ? 0 : 1);
+                state.countTransitional(was, -1);
+                state.countTransitional(f, +1);
             }
         });
         chainsRemoved.keySet().forEach(n -> {
@@ -453,6 +485,7 @@ final class Delta {
         setsRemoved.keySet().forEach(n -> {
             state.sets.remove(n);
             state.elements.remove(n);
+            state.transitional.remove(n);
             state.unmanagedSets.remove(n);
         });
         setsAdded.forEach(state.sets::put);
@@ -500,11 +533,14 @@ final class Delta {
 
     /**
      * How many contributions of one element go and come in this change, the first that comes
-     * from a service port and the first a transition keeps.
+     * from a service port and the last a transition keeps.
      */
     private static final class Tally {
         int minus;
         int plus;
+        /** Of minus and plus, those of transitional contributors. */
+        int minusKept;
+        int plusKept;
         SetElement first;
         SetElement kept;
     }

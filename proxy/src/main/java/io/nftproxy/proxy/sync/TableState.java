@@ -6,7 +6,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 
+import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.NftSet;
+import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.render.DesiredChain;
@@ -25,6 +27,11 @@ final class TableState {
     final Map<Contributor, Fragment> fragments = new HashMap<>();
     /** How many of {@link #fragments} are transitional ({@link Contributor#transitionOf}). */
     int transitions;
+    /**
+     * Per set and key, how many of an element's references are transitional: the rest are
+     * service ports', whose value wins ({@link Delta}).
+     */
+    final Map<String, Map<Bytes, Integer>> transitional = new HashMap<>();
     /** Changed through {@link #putChain} and {@link #removeChain}, which keep the rule count. */
     final Map<String, DesiredChain> chains = new HashMap<>();
     /**
@@ -57,6 +64,28 @@ final class TableState {
                 counts.merge(set, delta, (a, b) -> a + b == 0 ? null : a + b);
             }
         }
+    }
+
+    /** A transitional fragment's elements counted in or out of {@link #transitional}. */
+    void countTransitional(Fragment frag, int delta) {
+        if (frag == null) {
+            return;
+        }
+        frag.elements().forEach((set, els) -> {
+            Map<Bytes, Integer> refs = transitional.computeIfAbsent(set, k -> new HashMap<>());
+            for (SetElement el : els) {
+                refs.merge(el.key(), delta, (a, b) -> a + b == 0 ? null : a + b);
+            }
+            if (refs.isEmpty()) {
+                transitional.remove(set);
+            }
+        });
+    }
+
+    /** How many transitional references the element {@code key} of {@code set} has. */
+    int transitionalRefs(String set, Bytes key) {
+        Map<Bytes, Integer> refs = transitional.get(set);
+        return refs == null ? 0 : refs.getOrDefault(key, 0);
     }
 
     int chainCount() {
