@@ -20,6 +20,14 @@ public interface Backend {
 
     long NOTHING_DUE = Long.MAX_VALUE;
 
+    /**
+     * Whether what the backend wrote carries other names than its own (nf_tables: a takeover
+     * beside our tables went to the other generation): the sync loop then rebuilds once more.
+     */
+    default boolean underOtherNames() {
+        return false;
+    }
+
     /** Whether the next sync must be full. */
     boolean needsFull();
 

@@ -118,7 +118,11 @@ public final class SyncLoop implements AutoCloseable {
                 lock.unlock();
             }
             try {
-                if (next.rebuild()) {
+                if (next.rebuild() || next.ownNames()) {
+                    if (next.ownNames()) {
+                        LOG.info("rebuilding our tables beside themselves under their own names (a takeover left them"
+                                + " under the other generation's)");
+                    }
                     syncer.forgetCommitted();
                 }
                 SyncResult r = syncOnce(next.full());
@@ -131,6 +135,9 @@ public final class SyncLoop implements AutoCloseable {
                     long due = syncer.dueNanos();
                     if (due != Backend.NOTHING_DUE) {
                         schedule.tidyAt(due);
+                    }
+                    if (syncer.underOtherNames()) {
+                        schedule.requestOwnNames();
                     }
                 } finally {
                     lock.unlock();

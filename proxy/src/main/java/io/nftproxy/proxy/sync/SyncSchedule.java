@@ -18,7 +18,7 @@ final class SyncSchedule {
     static final Duration CHECK_SPACING = Duration.ofSeconds(30);
 
     /** Sync now ({@code waitNanos} 0) with these flags, or wait that long first. */
-    record Next(long waitNanos, boolean full, boolean rebuild) {
+    record Next(long waitNanos, boolean full, boolean rebuild, boolean ownNames) {
         boolean now() {
             return waitNanos == 0;
         }
@@ -34,6 +34,7 @@ final class SyncSchedule {
     private long lastFull;
     private boolean tidy;
     private long tidyAt;
+    private boolean needOwnNames;
     private int failures;
     private boolean started;
 
@@ -78,22 +79,24 @@ final class SyncSchedule {
         long fullDue = needCheck ? Math.min(lastFull + periodNanos, lastFull + CHECK_SPACING.toNanos())
                 : lastFull + periodNanos;
         long earliest = lastSync + backoffNanos();
-        boolean wanted = pending || needFull || now - fullDue >= 0 || tidy && now - tidyAt >= 0;
+        boolean wanted = pending || needFull || needOwnNames || now - fullDue >= 0 || tidy && now - tidyAt >= 0;
         if (!wanted || now - earliest < 0) {
             long due = tidy && tidyAt - fullDue < 0 ? tidyAt : fullDue;
             long until = wanted ? earliest : Math.max(earliest, due);
-            return new Next(Math.max(1, until - now), false, false);
+            return new Next(Math.max(1, until - now), false, false, false);
         }
         tidy = false;
-        boolean full = needFull || now - fullDue >= 0;
+        boolean ownNames = needOwnNames && !needRebuild;
+        boolean full = needFull || ownNames || now - fullDue >= 0;
         boolean rebuild = needRebuild;
         // Taken now: a request that arrives while this sync runs is a new one, served next.
         needCheck &= !full;
         needFull = false;
         needRebuild = false;
+        needOwnNames = false;
         pending = false;
         lastSync = now;
-        return new Next(0, full, rebuild);
+        return new Next(0, full, rebuild, ownNames);
     }
 
     /**
@@ -103,6 +106,16 @@ final class SyncSchedule {
     void tidyAt(long at) {
         tidy = true;
         tidyAt = at;
+    }
+
+    /**
+     * The tables carry the other generation's names after a takeover beside them (a restart, a
+     * repair): the next sync rebuilds them beside themselves once more, under their own names
+     * ({@code Generation}), without counting as a repair. Served after what is pending, at the
+     * pace of every sync.
+     */
+    void requestOwnNames() {
+        needOwnNames = true;
     }
 
     void succeeded(long now, boolean full) {

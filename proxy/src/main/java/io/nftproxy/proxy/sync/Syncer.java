@@ -492,6 +492,16 @@ public final class Syncer implements Backend {
         return n;
     }
 
+    /**
+     * Whether our objects carry the second generation's names ({@link Generation#SUFFIX}): a
+     * takeover beside our tables went there, and the sync loop takes the names of docs/ruleset.md
+     * back by one more takeover.
+     */
+    @Override
+    public boolean underOtherNames() {
+        return generation.number() != 0;
+    }
+
     /** The time transitional elements are kept by, in nanoseconds (tests: their own, advanced at will). */
     public void clock(LongSupplier nanoTime) {
         clock = nanoTime;

@@ -137,13 +137,14 @@ class OperationsKernelTest {
                         get(metricsAt + "/configz").body());
 
                 // someone deletes one of our chains: the drift is seen and repaired, beside the table
-                // in use, under the other generation's names
+                // in use (under the other generation's names), and the table then takes its own
+                // names back
                 topo.node.exec("nft", "flush", "chain", "ip", "nftproxy", "services");
-                Generation g = Generation.SECOND;
-                Topology.eventually(Duration.ofSeconds(20), () -> topo.node.exec("nft", "list", "table", "ip", "nftproxy")
-                        .contains("chain " + g.chain("services") + " ") && topo.node.exec("nft", "list", "chain", "ip", "nftproxy",
-                        g.chain("services")).contains("@" + g.set("service-ips") + " goto " + g.chain("ip-pick-1-128")),
-                        "our rules are back");
+                Topology.eventually(Duration.ofSeconds(20), () -> {
+                    String table = topo.node.exec("nft", "list", "table", "ip", "nftproxy");
+                    return !table.contains(Generation.SUFFIX) && topo.node.exec("nft", "list", "chain", "ip", "nftproxy",
+                            "services").contains("@service-ips goto ip-pick-1-128");
+                }, "our rules are back, under their own names");
                 // Counted when the repair's sync returns, after the switch has put the rules back
                 // and the old generation is deleted: polled, as the rules were.
                 Topology.eventually(Duration.ofSeconds(20),

@@ -67,6 +67,26 @@ class SyncScheduleTest {
         assertTrue(s.next(3 * S).now());
     }
 
+    /** Tables left under the other generation's names are rebuilt under their own: a full sync, not a repair. */
+    @Test
+    void ownNamesAreTakenBackByTheNextSync() {
+        SyncSchedule s = new SyncSchedule(Duration.ofSeconds(1), Duration.ofSeconds(30));
+        s.next(0);
+        s.succeeded(0, true);
+        s.requestOwnNames();
+        assertEquals(S, s.next(0).waitNanos(), "at the pace of every sync");
+        SyncSchedule.Next n = s.next(S);
+        assertTrue(n.now() && n.full() && n.ownNames() && !n.rebuild());
+        s.succeeded(S, true);
+        assertFalse(s.next(5 * S).now(), "once");
+
+        // A repair asked for at the same time serves both.
+        s.requestOwnNames();
+        s.requestRepair();
+        SyncSchedule.Next both = s.next(6 * S);
+        assertTrue(both.now() && both.rebuild() && !both.ownNames());
+    }
+
     @Test
     void failuresBackOffDoublingUpTo30Seconds() {
         SyncSchedule s = new SyncSchedule(Duration.ofSeconds(1), Duration.ofMinutes(30));
