@@ -134,6 +134,12 @@ final class Launch {
                 warnIfEmpty(source, store);
                 try (SyncLoop loop = new SyncLoop(store, backend, cfg.minSyncPeriod(), cfg.fullSyncPeriod(), log)) {
                     SyncResult r = loop.syncOnce(true);
+                    if (backend.underOtherNames()) {
+                        // Written beside what a run before left, under the other generation's
+                        // names: once more under the table's own, as the daemon's loop does.
+                        backend.forgetCommitted();
+                        r = loop.syncOnce(true);
+                    }
                     ObjectStore.Snapshot snap = store.snapshot();
                     new TreeMap<>(snap.errors()).values().forEach(e -> System.err.println("nftproxy: " + e));
                     r.rejectedServices().forEach(e -> System.err.println("nftproxy: kernel refused " + e));

@@ -66,6 +66,10 @@ class CliKernelTest {
             assertEquals(0, flagWins.exit(), flagWins.err());
             assertTrue(ProxyRun.cli("dump", "--netns", ns.name()).out().contains("meta mark | 0x00001000"),
                     "flags override the file");
+            // The second run took the first's table over beside it, and then its own names back.
+            assertTrue(ns.exec("nft", "list", "set", "ip", "nftproxy", "service-ips").contains("10.96.0.10 . tcp . 80"),
+                    "the set under the name docs/ruleset.md gives it");
+            assertFalse(ns.exec("nft", "list", "table", "ip", "nftproxy").contains(".g1"));
 
             ProxyRun.Result clean = ProxyRun.cli("cleanup", "--netns", ns.name());
             assertEquals(0, clean.exit(), clean.err());
