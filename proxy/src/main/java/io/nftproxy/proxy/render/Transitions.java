@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.PackedElements;
@@ -63,6 +64,15 @@ public final class Transitions {
      * {@code declared}: the on-demand sets the old generation declares (its trees' shape).
      */
     public static Fragment between(Fragment old, Fragment neu, Set<String> declared) {
+        return between(old, neu, declared, Elsewhere.NONE);
+    }
+
+    /**
+     * {@link #between}, where a frontend the port lets go may be another port's in the same sync
+     * ({@code elsewhere}: a Service's port renamed, a ClusterIP or NodePort given to another
+     * Service): its new count and endpoints are that port's.
+     */
+    public static Fragment between(Fragment old, Fragment neu, Set<String> declared, Elsewhere elsewhere) {
         Fragment next = neu == null ? Fragment.EMPTY : neu;
         if (sameTreeMaps(old, next)) {
             return Fragment.EMPTY; // the same counts and indices (a node's change re-renders every port)
@@ -77,7 +87,7 @@ public final class Transitions {
             for (Map.Entry<Bytes, Run> f : tree.getValue().entrySet()) {
                 Bytes front = f.getKey();
                 Run was = f.getValue();
-                Run now = after.get(front);
+                Run now = after.containsKey(front) ? after.get(front) : elsewhere.run(kind, front);
                 int a = was.count();
                 int b = now == null ? 0 : now.count();
                 if (a == b) {
@@ -133,6 +143,36 @@ public final class Transitions {
                 return out; // after every read: the old count's own walk, and so every later flip
             }
         }
+    }
+
+    /**
+     * The new fragments of the other ports of a sync, indexed by tree and frontend only when a
+     * port lets a frontend go (rare: most syncs never build it).
+     */
+    public static final class Elsewhere {
+        static final Elsewhere NONE = new Elsewhere(List::of);
+
+        private final Supplier<List<Fragment>> fragments;
+        private Map<PickTree.Kind, Map<Bytes, Run>> index;
+
+        private Elsewhere(Supplier<List<Fragment>> fragments) {
+            this.fragments = fragments;
+        }
+
+        Run run(PickTree.Kind kind, Bytes front) {
+            if (index == null) {
+                index = new EnumMap<>(PickTree.Kind.class);
+                for (Fragment f : fragments.get()) {
+                    runs(f).forEach((k, fronts) -> index.computeIfAbsent(k, x -> new HashMap<>()).putAll(fronts));
+                }
+            }
+            return index.getOrDefault(kind, Map.of()).get(front);
+        }
+    }
+
+    /** The new fragments of a sync's changes, to look a frontend up in when its port lets it go. */
+    public static Elsewhere elsewhere(Supplier<List<Fragment>> newFragments) {
+        return new Elsewhere(newFragments);
     }
 
     /** Whether both fragments hold the same elements in the trees' endpoint maps (compared packed, as bytes). */

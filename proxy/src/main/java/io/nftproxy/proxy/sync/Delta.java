@@ -152,11 +152,6 @@ final class Delta {
      * batches do.
      */
     private boolean onlyNewContributors() {
-        if (state.transitions > 0 && takesOverAKeptKey()) {
-            // A new port takes over a key a transition keeps, with its own value, which must
-            // win: counted as a change (the added elements are counted, not compared).
-            return false;
-        }
         for (Map.Entry<Contributor, Fragment> e : replaced.entrySet()) {
             if (e.getValue() == null || state.fragments.containsKey(e.getKey())) {
                 return false;
@@ -168,7 +163,9 @@ final class Delta {
                 }
             }
         }
-        return true;
+        // A new port that takes over a key a transition keeps, with its own value, which must
+        // win: counted as a change (the added elements are counted, not compared).
+        return state.transitions == 0 || !takesOverAKeptKey();
     }
 
     /** Whether a contributor of the change puts an element under a key some transition keeps. */

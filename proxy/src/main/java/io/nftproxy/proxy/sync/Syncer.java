@@ -424,6 +424,7 @@ public final class Syncer implements Backend {
                     changes.put(e.getKey(), null);
                 }
             }
+            List<ServicePortName> crossed = new ArrayList<>();
             for (ServicePortName id : plan.ports()) {
                 Contributor who = Contributor.of(id);
                 ServicePort svc = state.services().get(id);
@@ -447,9 +448,17 @@ public final class Syncer implements Backend {
                     TableState.countOnDemand(demand, frag, +1);
                     changes.put(who, frag);
                     if (!fresh.containsKey(f) && ts.fragments.containsKey(who)) {
-                        keepForCrossing(ts, id, frag, changes, demand, now);
+                        crossed.add(id);
                     }
                 }
+            }
+            // What each changed port's commit leaves for the packets crossing it, once every new
+            // fragment is known: a frontend one port lets go may be another's in the same sync.
+            Map<Contributor, Fragment> ported = changes;
+            Transitions.Elsewhere elsewhere = Transitions.elsewhere(() -> ported.entrySet().stream()
+                    .filter(e -> e.getValue() != null && !e.getKey().isTransition()).map(Map.Entry::getValue).toList());
+            for (ServicePortName id : crossed) {
+                keepForCrossing(ts, id, changes.get(Contributor.of(id)), elsewhere, changes, demand, now);
             }
             Fragment globals = ts.fragments.get(Contributor.GLOBALS);
             if (plan.globals() || globals == null || !demand.keySet().equals(NftRenderer.onDemandDeclared(globals))) {
@@ -470,9 +479,9 @@ public final class Syncer implements Backend {
      * place for {@link Transitions#GRACE}, for packets that cross its commit: a contributor of its
      * own, numbered after the changes before it (in every family the same number).
      */
-    private void keepForCrossing(TableState ts, ServicePortName id, Fragment frag, Map<Contributor, Fragment> changes,
-                                 Map<String, Integer> demand, long now) {
-        Fragment crossing = Transitions.between(ts.fragments.get(Contributor.of(id)), frag, ts.onDemand.keySet());
+    private void keepForCrossing(TableState ts, ServicePortName id, Fragment frag, Transitions.Elsewhere elsewhere,
+                                 Map<Contributor, Fragment> changes, Map<String, Integer> demand, long now) {
+        Fragment crossing = Transitions.between(ts.fragments.get(Contributor.of(id)), frag, ts.onDemand.keySet(), elsewhere);
         if (crossing == Fragment.EMPTY) {
             return;
         }
@@ -509,7 +518,7 @@ public final class Syncer implements Backend {
 
     /**
      * The earliest time some transitional elements are due to go ({@link Transitions#GRACE} after
-     * their port's last change), or {@link Backend#NOTHING_DUE}: the sync loop syncs then.
+     * the change that kept them), or {@link Backend#NOTHING_DUE}: the sync loop syncs then.
      */
     @Override
     public long dueNanos() {

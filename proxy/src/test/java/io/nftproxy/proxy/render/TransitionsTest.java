@@ -55,6 +55,8 @@ class TransitionsTest {
         // 20, read through it after the flip, reaches 4.
         "40; 20; 3; 4 36 40 52",
         "1; 2; 0; 1 2",
+        // The same count (endpoints replaced in place): only that count, nothing kept.
+        "5; 5; 0; 5",
         // The port goes, or is left without endpoints: the new bits are all clear.
         "5; 0; 0; 1 5",
         "12; 0; 0; 9 11 12",
