@@ -163,6 +163,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--no-data-plane", description = "With --compare: skip the connection latency.")
     boolean noDataPlane;
 
+    @Option(names = "--kernel-time", description = "With --compare's data plane: sample every CPU with perf (cpu-clock;"
+            + " linux-perf, root) during each connection series and report the kernel's time per new connection in"
+            + " nft_do_chain.")
+    boolean kernelTime;
+
     @Option(names = "--footprint", description = "What a node pays: the image's size (raw and gzipped), the product jar's,"
             + " and for each of --services (0 too) the daemon in the image (--image) as the DaemonSet runs it (its memory"
             + " limit and JAVA_TOOL_OPTIONS, kube-proxy's command line, an API server at an address; past "
@@ -205,12 +210,14 @@ final class BenchCommand implements Callable<Integer> {
         int conns = quick ? 100 : connects;
         Duration limit = quick ? Duration.ofSeconds(60) : Durations.parse(budget);
         CompareBench bench = new CompareBench(backends, endpoints, reps, limit);
+        bench.kernelTime(kernelTime);
         bench.syncs(sizes);
         if (!noDataPlane) {
             bench.connects(dataPlane, conns);
         }
         String command = "bench " + (quick ? "--quick" : "--compare --services " + join(sizes) + " --endpoints " + endpoints
-                + " --repetitions " + reps + " --connect-services " + join(dataPlane) + " --connects " + conns) + " --backends "
+                + " --repetitions " + reps + " --connect-services " + join(dataPlane) + " --connects " + conns)
+                + (kernelTime ? " --kernel-time" : "") + " --backends "
                 + String.join(",", backends);
         Report.write(out, bench.rows(), command);
         System.out.print(Report.markdown(bench.rows(), command));

@@ -302,12 +302,23 @@ public final class CompareBench {
         rows.add(new Row("scrape", backend.name(), n, "scrape", nanos, String.format(Locale.ROOT, "%.1f MB of text", chars / 1e6)));
     }
 
+    /** Whether the data plane's series are sampled with perf for the kernel's time in nft_do_chain. */
+    private boolean kernelTime;
+
+    /** Sample the CPUs with perf during each connection series ({@link KernelTime}). */
+    public void kernelTime(boolean on) {
+        kernelTime = on;
+    }
+
     /**
      * New-connection latency: a client pod connects {@code connects} times to a service whose
-     * endpoint is a real pod, through a node that has {@code n} services programmed by each backend.
+     * endpoint is a real pod, and as many times to that pod's own address (traffic to no service,
+     * which pays for the ruleset all the same), through a node that has {@code n} services
+     * programmed by each backend; each series' rate (connections a second, one after another) and,
+     * with {@link #kernelTime}, the CPU time per connection in {@code nft_do_chain}.
      */
     public void connects(List<Integer> sizes, int connects) throws Exception {
-        try (ProgressBar bar = bar("data plane", (long) sizes.size() * backends.size() * connects)) {
+        try (ProgressBar bar = bar("data plane", (long) sizes.size() * backends.size() * connects * 2)) {
             for (int n : sizes) {
                 ProxyState base = BenchState.mixed(n, endpoints);
                 ServicePortName first = base.sortedServices().get(0).id();
@@ -325,15 +336,30 @@ public final class CompareBench {
                                 backend.full(state, budget);
                             } catch (SyncBackend.OverBudget e) {
                                 rows.add(new Row("connect", b, n, "connect", new long[0], "> " + budget.toSeconds() + " s budget"));
-                                bar.stepBy(connects);
+                                bar.stepBy(connects * 2L);
                                 continue;
                             }
-                            long[] lat = new long[connects];
-                            for (int i = 0; i < connects; i++) {
-                                lat[i] = client.ns().call(() -> connect(vip));
-                                bar.step();
+                            InetSocketAddress pod = new InetSocketAddress(InetAddress.getByName("10.244.1.2"), 8080);
+                            for (String series : List.of("connect", "connect, no service")) {
+                                InetSocketAddress to = series.equals("connect") ? new InetSocketAddress(vip, 80) : pod;
+                                long[] lat = new long[connects];
+                                KernelTime sampling = kernelTime ? KernelTime.start() : null;
+                                long t0 = System.nanoTime();
+                                // One thread in the client's namespace, one connection after another.
+                                client.ns().call(() -> {
+                                    for (int i = 0; i < connects; i++) {
+                                        lat[i] = connect(to);
+                                        bar.step();
+                                    }
+                                    return null;
+                                });
+                                long took = System.nanoTime() - t0;
+                                String note = String.format(Locale.ROOT, "%,.0f conn/s", connects / (took / 1e9));
+                                if (sampling != null) {
+                                    note += String.format(Locale.ROOT, ", nft_do_chain %.1f µs/conn", sampling.stop() / 1e3 / connects);
+                                }
+                                rows.add(new Row("connect", b, n, series, lat, note));
                             }
-                            rows.add(new Row("connect", b, n, "connect", lat, ""));
                         }
                     }
                 }
@@ -341,12 +367,12 @@ public final class CompareBench {
         }
     }
 
-    /** Connect to accept: the time until the three-way handshake through the DNAT completes. */
-    private static long connect(InetAddress vip) throws IOException {
+    /** Connect to accept: the time until the three-way handshake (through the DNAT, to a service) completes. */
+    private static long connect(InetSocketAddress to) throws IOException {
         try (Socket s = new Socket()) {
             s.setSoLinger(true, 0);
             long t0 = System.nanoTime();
-            s.connect(new InetSocketAddress(vip, 80), 3000);
+            s.connect(to, 3000);
             return System.nanoTime() - t0;
         }
     }
