@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * ({@code perf stat -e cycles}: not supported); the clock's samples give the same share of time.
  */
 final class KernelTime {
-    static final int HZ = 10_000;
+    static final int HZ = 4_000;
 
     private final Process perf;
     private final Path data;
