@@ -296,13 +296,13 @@ final class PickTree extends RenderPart {
     /** Whether some port of this kind has ClientIP affinity: the root sends such ports to {@link StickyPick}'s check first. */
     private final boolean sticky;
     /** The blocks above the first that ports' counts are in ({@link Kind#blockSet}), ascending. */
-    private final List<Integer> blocks = new ArrayList<>();
+    private final List<Integer> blocks;
     /**
      * The buckets of counts up to MAX_SHARED_PICK that some port's count is in ({@link #bucket},
      * by their highest count), ascending: their maps and the chains leading to their leaves are
      * declared, the rest of the tree is not.
      */
-    private final List<Integer> buckets = new ArrayList<>();
+    private final List<Integer> buckets;
 
     /**
      * @param demanded the on-demand sets the services fill, of every kind (the others' are ignored)
@@ -311,8 +311,9 @@ final class PickTree extends RenderPart {
         super(b);
         this.kind = kind;
         this.sticky = sticky;
-        blocksInUse(kind, demanded, blocks);
-        bucketsInUse(kind, demanded, buckets);
+        Shape shape = Shape.of(kind, demanded);
+        this.blocks = shape.blocks();
+        this.buckets = shape.buckets();
     }
 
     /**

@@ -493,12 +493,7 @@ public final class Syncer implements Backend {
 
     /** The number this sync's change of {@code id} keeps its transitional elements under: one per port and sync. */
     private long transitionNumber(ServicePortName id) {
-        Long n = transitionNumbers.get(id);
-        if (n == null) {
-            n = ++transitions;
-            transitionNumbers.put(id, n);
-        }
-        return n;
+        return transitionNumbers.computeIfAbsent(id, k -> ++transitions);
     }
 
     /**
