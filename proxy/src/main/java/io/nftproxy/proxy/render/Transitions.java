@@ -47,6 +47,21 @@ import io.nftproxy.netlink.nft.SetElement;
  * of their own per change, which a port's own elements override (a later change's override an
  * earlier one's), and takes them away in a sync without changes when their time is past
  * ({@code SyncLoop} asks for it).
+ *
+ * <p>A frontend that picks through no tree of the new generation (its port goes, or is left
+ * without endpoints, and no other port of the sync takes the frontend over) keeps nothing. A packet
+ * crossing that commit either reaches an old endpoint or misses its map after the flip: it then
+ * leaves the tree without a DNAT, still addressed to the frontend, and the filter chains it meets
+ * next run in the new generation ({@code cluster-ips-check} after the output DNAT, the checks of
+ * the forward and input hooks): they answer as for a frontend without endpoints (REJECT, or DROP
+ * under policy Local) or without a service, which is what a packet after the commit gets. Keeping
+ * the old elements for it cost a service's removal half its time again at 100,000 services.
+ * Unless an earlier change, within its {@link #GRACE}, keeps an element such a packet can look up
+ * after the flip: it would send the packet to an endpoint of an earlier state, so the port's old
+ * elements are kept over it, as for any other change.
+ * A frontend that leaves one tree but stays in another (policy Local given up: the local tree
+ * loses it, the cluster tree keeps it) keeps its elements: there the new generation would
+ * DNAT it, and a packet left un-NATed would be an answer of neither.
  */
 public final class Transitions {
     /**
@@ -64,15 +79,24 @@ public final class Transitions {
      * {@code declared}: the on-demand sets the old generation declares (its trees' shape).
      */
     public static Fragment between(Fragment old, Fragment neu, Set<String> declared) {
-        return between(old, neu, declared, Elsewhere.NONE);
+        return between(old, neu, declared, Elsewhere.NONE, NOTHING_KEPT);
     }
+
+    /** Which elements earlier changes keep, by set and key: what {@link #between} must not leave a crossing packet. */
+    public interface Kept {
+        boolean holds(String set, Bytes key);
+    }
+
+    /** No earlier change keeps anything. */
+    public static final Kept NOTHING_KEPT = (set, key) -> false;
 
     /**
      * {@link #between}, where a frontend the port lets go may be another port's in the same sync
      * ({@code elsewhere}: a Service's port renamed, a ClusterIP or NodePort given to another
-     * Service): its new count and endpoints are that port's.
+     * Service): its new count and endpoints are that port's; {@code kept}: what earlier changes
+     * keep, still in place.
      */
-    public static Fragment between(Fragment old, Fragment neu, Set<String> declared, Elsewhere elsewhere) {
+    public static Fragment between(Fragment old, Fragment neu, Set<String> declared, Elsewhere elsewhere, Kept kept) {
         Fragment next = neu == null ? Fragment.EMPTY : neu;
         if (sameTreeMaps(old, next)) {
             return Fragment.EMPTY; // the same counts and indices (a node's change re-renders every port)
@@ -93,6 +117,10 @@ public final class Transitions {
                 if (a == b) {
                     continue; // the same bits and indices: whatever the flip, one of the two counts
                 }
+                shape = shape != null ? shape : PickTree.Shape.of(kind, declared);
+                if (b == 0 && !picksAnywhere(news, elsewhere, front) && !keptBelow(kind, shape, front, a, kept)) {
+                    continue; // answered as after the commit: see the class's comment
+                }
                 // The old indices the new generation no longer maps, as they were: all of them when
                 // the count left its bucket's map, else those from the new count up.
                 String oldMap = kind.endpoints(a);
@@ -103,7 +131,6 @@ public final class Transitions {
                 }
                 // The indices below each count a crossing packet reaches that neither holds.
                 Run to = b > 0 ? now : was;
-                shape = shape != null ? shape : PickTree.Shape.of(kind, declared);
                 for (int c : reachable(shape, a, b)) {
                     String map = kind.endpoints(c);
                     int held = Math.max(b > 0 && kind.endpoints(b).equals(map) ? b : 0, map.equals(oldMap) ? a : 0);
@@ -121,6 +148,36 @@ public final class Transitions {
         Map<String, List<SetElement>> elements = new LinkedHashMap<>();
         out.forEach((set, els) -> elements.put(set, List.copyOf(els.values())));
         return new Fragment(Map.of(), Map.of(), elements, Set.of(), EndpointSlots.NONE);
+    }
+
+    /**
+     * Whether an earlier change keeps an element a packet crossing the commit that takes {@code
+     * front}'s count from {@code a} to nothing can look up: it would map the frontend to an
+     * endpoint of an earlier state, so this change keeps its own over it.
+     */
+    private static boolean keptBelow(PickTree.Kind kind, PickTree.Shape shape, Bytes front, int a, Kept kept) {
+        if (kept == NOTHING_KEPT) {
+            return false;
+        }
+        for (int c : reachable(shape, a, 0)) {
+            String map = kind.endpoints(c);
+            for (int i = 0; i < c; i++) {
+                if (kept.holds(map, Bytes.concat(front, Bytes.host32(i)))) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** Whether {@code front} picks through some tree of the new generation: this port's or, handed over, another's. */
+    private static boolean picksAnywhere(Map<PickTree.Kind, Map<Bytes, Run>> news, Elsewhere elsewhere, Bytes front) {
+        for (PickTree.Kind kind : PickTree.Kind.values()) {
+            if (news.getOrDefault(kind, Map.of()).containsKey(front) || elsewhere.run(kind, front) != null) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

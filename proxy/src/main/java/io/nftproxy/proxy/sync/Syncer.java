@@ -481,7 +481,8 @@ public final class Syncer implements Backend {
      */
     private void keepForCrossing(TableState ts, ServicePortName id, Fragment frag, Transitions.Elsewhere elsewhere,
                                  Map<Contributor, Fragment> changes, Map<String, Integer> demand, long now) {
-        Fragment crossing = Transitions.between(ts.fragments.get(Contributor.of(id)), frag, ts.onDemand.keySet(), elsewhere);
+        Fragment crossing = Transitions.between(ts.fragments.get(Contributor.of(id)), frag, ts.onDemand.keySet(), elsewhere,
+                ts.transitions == 0 ? Transitions.NOTHING_KEPT : (set, key) -> ts.transitionalRefs(set, key) > 0);
         if (crossing == Fragment.EMPTY) {
             return;
         }
