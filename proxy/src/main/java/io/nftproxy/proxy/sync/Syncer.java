@@ -414,6 +414,7 @@ public final class Syncer implements Backend {
             TableState reuse = fresh.containsKey(f) ? forgotten.get(f) : ts;
             ProxyState renderedFrom = fresh.containsKey(f) ? forgottenState : lastState;
             // What earlier changes kept for packets crossing their commits, now past its time.
+            int expiringHere = 0;
             for (Map.Entry<Contributor, Long> e : transitionsUntil.entrySet()) {
                 if (now - e.getValue() < 0) {
                     break;
@@ -422,8 +423,13 @@ public final class Syncer implements Backend {
                 if (ts.fragments.containsKey(e.getKey())) {
                     TableState.countOnDemand(demand, ts.fragments.get(e.getKey()), -1);
                     changes.put(e.getKey(), null);
+                    expiringHere++;
                 }
             }
+            // What earlier changes keep past this commit, which a packet crossing it could find.
+            TableState held = ts;
+            Transitions.Kept kept = ts.transitions == expiringHere ? Transitions.NOTHING_KEPT
+                    : (set, key) -> held.transitionalRefs(set, key) > 0;
             List<ServicePortName> crossed = new ArrayList<>();
             for (ServicePortName id : plan.ports()) {
                 Contributor who = Contributor.of(id);
@@ -458,7 +464,7 @@ public final class Syncer implements Backend {
             Transitions.Elsewhere elsewhere = Transitions.elsewhere(() -> ported.entrySet().stream()
                     .filter(e -> e.getValue() != null && !e.getKey().isTransition()).map(Map.Entry::getValue).toList());
             for (ServicePortName id : crossed) {
-                keepForCrossing(ts, id, changes.get(Contributor.of(id)), elsewhere, changes, demand, now);
+                keepForCrossing(ts, id, changes.get(Contributor.of(id)), elsewhere, kept, changes, demand, now);
             }
             Fragment globals = ts.fragments.get(Contributor.GLOBALS);
             if (plan.globals() || globals == null || !demand.keySet().equals(NftRenderer.onDemandDeclared(globals))) {
@@ -480,9 +486,9 @@ public final class Syncer implements Backend {
      * own, numbered after the changes before it (in every family the same number).
      */
     private void keepForCrossing(TableState ts, ServicePortName id, Fragment frag, Transitions.Elsewhere elsewhere,
-                                 Map<Contributor, Fragment> changes, Map<String, Integer> demand, long now) {
-        Fragment crossing = Transitions.between(ts.fragments.get(Contributor.of(id)), frag, ts.onDemand.keySet(), elsewhere,
-                ts.transitions == 0 ? Transitions.NOTHING_KEPT : (set, key) -> ts.transitionalRefs(set, key) > 0);
+                                 Transitions.Kept kept, Map<Contributor, Fragment> changes, Map<String, Integer> demand,
+                                 long now) {
+        Fragment crossing = Transitions.between(ts.fragments.get(Contributor.of(id)), frag, ts.onDemand.keySet(), elsewhere, kept);
         if (crossing == Fragment.EMPTY) {
             return;
         }

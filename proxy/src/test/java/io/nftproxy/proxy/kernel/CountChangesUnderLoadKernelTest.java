@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.kernel;
 
 import static io.nftproxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.REFUSED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,6 +14,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -26,6 +28,7 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.render.Transitions;
 import io.nftproxy.proxy.sync.Syncer;
 import io.nftproxy.sandbox.Netns;
 
@@ -38,6 +41,9 @@ import io.nftproxy.sandbox.Netns;
  * packet could look up in place for a while (see {@code render/Transitions}). The counts cross
  * bits (4 and 5, 8 and 9 …) and the buckets of the endpoint maps (8 and 9, 16 and 17), both ways.
  * Without those elements every run lost connections (1 to 9 of about 6,000, six runs of six).
+ * Now and then the count goes to none, after the earlier changes' time has passed: such a change
+ * keeps nothing, and a connection crossing it is answered by an old endpoint or refused as
+ * without endpoints, never left unanswered; a refusal is right only while no endpoint was in force.
  */
 class CountChangesUnderLoadKernelTest {
     static final ServicePortName ID = new ServicePortName("default", "churn", "http", Protocol.TCP);
@@ -45,7 +51,9 @@ class CountChangesUnderLoadKernelTest {
     static final List<String> EPS = new ArrayList<>();
     static final List<String> CLIENTS = List.of("10.244.2.100", "10.244.2.101", "10.244.2.102", "10.244.2.103");
     /** Counts one after another: every bit of k − 1 flips both ways, and so do two buckets. */
-    static final int[] COUNTS = {4, 5, 4, 8, 9, 8, 16, 17, 16, 1, 5, 3, 9, 2, 17, 7, 12, 4, 13, 6, 16, 9, 1, 8};
+    /** Just under TCP's first retry of a SYN (one second): a connection that took longer lost its first SYN. */
+    static final long SYN_RETRY_NANOS = 900_000_000L;
+    static final int[] COUNTS = {4, 5, 4, 8, 9, 8, 16, 17, 16, 1, 0, 5, 3, 9, 2, 17, 0, 7, 12, 4, 13, 6, 16, 9, 1, 0, 8};
 
     static {
         for (int i = 0; i < 17; i++) {
@@ -66,12 +74,20 @@ class CountChangesUnderLoadKernelTest {
     @ValueSource(booleans = {false, true})
     void noConnectionIsLostWhileTheCountChanges(boolean sticky) throws Exception {
         try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
+            // Every connection refused is answered by ICMP from the node: without this, the kernel's
+            // per-host budget (net.ipv4.icmp_ratelimit, about one a second past a burst of six)
+            // drops the answers to a client refused often, and TCP tries again a second later.
+            topo.node.exec("sysctl", "-qw", "net.ipv4.icmp_ratelimit=0");
             topo.pod(EPS.toArray(new String[0]));
             for (String ep : EPS) {
                 topo.serve(ep, 8080);
             }
             Netns clients = topo.pod(CLIENTS.toArray(new String[0]));
             Syncer syncer = new Syncer(nft, new NftRenderer(AffinityAcrossChangesKernelTest.config()), "nftproxy");
+            // The syncer's time jumps past what earlier changes keep before each change to no
+            // endpoint, as after a quiet while: that change then keeps nothing at all.
+            AtomicLong skipped = new AtomicLong();
+            syncer.clock(() -> System.nanoTime() + skipped.get());
             syncer.sync(state(COUNTS[0], sticky), null);
 
             // When each count came into force (nanoTime once its sync returned): a connection may
@@ -84,6 +100,8 @@ class CountChangesUnderLoadKernelTest {
             Map<String, Integer> byEndpoint = new ConcurrentHashMap<>();
             // Each answered connection: when it began and ended, and its endpoint's position in EPS.
             ConcurrentLinkedQueue<long[]> made = new ConcurrentLinkedQueue<>();
+            // Each refused one: when it began and ended.
+            ConcurrentLinkedQueue<long[]> refused = new ConcurrentLinkedQueue<>();
             List<Thread> threads = new ArrayList<>();
             for (String client : CLIENTS) {
                 Thread t = new Thread(() -> {
@@ -92,7 +110,9 @@ class CountChangesUnderLoadKernelTest {
                             long t0 = System.nanoTime();
                             var o = topo.tcp(clients, client, CLUSTER_IP, 80);
                             long t1 = System.nanoTime();
-                            if (o.result() != ANSWERED) {
+                            if (o.result() == REFUSED) {
+                                refused.add(new long[] {t0, t1});
+                            } else if (o.result() != ANSWERED) {
                                 failures.add(client + ": " + o);
                             } else {
                                 answered.incrementAndGet();
@@ -119,6 +139,9 @@ class CountChangesUnderLoadKernelTest {
                 long deadline = System.nanoTime() + 60_000_000_000L;
                 while ((answered.get() < 6_000 || syncs < 400) && System.nanoTime() < deadline) {
                     int count = COUNTS[++syncs % COUNTS.length];
+                    if (count == 0) {
+                        skipped.addAndGet(Transitions.GRACE.toNanos());
+                    }
                     syncer.sync(state(count, sticky), Set.of(ID));
                     inForce.put(System.nanoTime(), count);
                 }
@@ -135,12 +158,30 @@ class CountChangesUnderLoadKernelTest {
                     failures.add(EPS.get((int) c[2]) + " answered, not one of the " + most + " endpoints of a state in force");
                 }
             }
+            for (long[] c : refused) {
+                if (least(inForce, c[0], c[1]) > 0) {
+                    failures.add("refused while every state in force had endpoints");
+                }
+            }
+            // A first SYN lost (dropped, or its refusal's ICMP) is answered by TCP's retry a
+            // second later: a connection that long was lost once.
+            for (long[] c : List.copyOf(made)) {
+                if (c[1] - c[0] > SYN_RETRY_NANOS) {
+                    failures.add(EPS.get((int) c[2]) + " answered after " + (c[1] - c[0]) / 1_000_000 + " ms: a first SYN lost");
+                }
+            }
+            for (long[] c : refused) {
+                if (c[1] - c[0] > SYN_RETRY_NANOS) {
+                    failures.add("refused after " + (c[1] - c[0]) / 1_000_000 + " ms: a first SYN lost");
+                }
+            }
             assertEquals(List.of(), failures.first(20), failures.size() + " of " + (answered.get() + failures.size())
                     + " connections not answered, or not by an endpoint of the old or the new state, across " + syncs
                     + " changes of the count");
             assertTrue(syncs >= 400 && answered.get() >= 6_000, "enough of both: " + syncs + " changes, "
                     + answered.get() + " connections");
             assertTrue(byEndpoint.size() > 1, "answered by several endpoints: " + byEndpoint);
+            assertTrue(!refused.isEmpty(), "some connections made while the service had no endpoint");
         }
     }
 
@@ -153,6 +194,14 @@ class CountChangesUnderLoadKernelTest {
         Long to = inForce.ceilingKey(t1);
         return inForce.subMap(from, true, to == null ? inForce.lastKey() : to, true).values().stream()
                 .mapToInt(Integer::intValue).max().orElseThrow();
+    }
+
+    /** The fewest endpoints of the states in force from t0 to t1 (see {@link #most}). */
+    static int least(ConcurrentSkipListMap<Long, Integer> inForce, long t0, long t1) {
+        Long from = inForce.floorKey(t0);
+        Long to = inForce.ceilingKey(t1);
+        return inForce.subMap(from, true, to == null ? inForce.lastKey() : to, true).values().stream()
+                .mapToInt(Integer::intValue).min().orElseThrow();
     }
 
     /** What went wrong, from several threads. */
