@@ -105,6 +105,20 @@ final class FragmentBuilder {
         elements.computeIfAbsent(set, k -> new ArrayList<>()).add(e);
     }
 
+    /**
+     * A frontend {@code services} sends on, in its kind's set or verdict map ({@code set}) and in
+     * the set of every such frontend of its key, which {@code services} asks first ({@link GlobalChains}).
+     */
+    void dispatched(String set, SetElement e) {
+        element(set, e);
+        switch (set) {
+            case SERVICE_IPS, SERVICE_NODEPORTS -> { } // the plain ports: there already
+            case LOCAL_IPS, SERVICE_CHAINS -> element(SERVICE_IPS, SetElement.of(e.key()));
+            case LOCAL_NODEPORTS, NODEPORT_CHAINS -> element(SERVICE_NODEPORTS, SetElement.of(e.key()));
+            default -> throw new IllegalArgumentException("not a set services sends on: " + set);
+        }
+    }
+
     /** nft takes comments of up to 128 bytes: a longer name is cut there (on a character boundary), ending in "...". */
     static String comment(String text) {
         byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);

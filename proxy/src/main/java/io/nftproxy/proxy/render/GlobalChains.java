@@ -102,18 +102,16 @@ final class GlobalChains extends RenderPart {
     /**
      * A new connection DNATed to an endpoint of a sticky frontend goes down its kind's tree, which
      * writes "client . frontend . endpoint number". A NodePort's number is looked for only when
-     * the connection's original destination is not an IP port (a ClusterIP port and a NodePort
-     * may share a port number and an endpoint).
+     * the connection's original destination is not an IP port services sends on (a ClusterIP
+     * port and a NodePort may share a port number and an endpoint).
      */
     private static void stickyRemember(FragmentBuilder b, List<StickyPick> sticky) {
         List<Rule> rules = new ArrayList<>();
         rules.add(b.rule(STICKY_REMEMBER, concat(RuleParts.ctStatusNotDnat(), verdict(Verdict.RETURN))));
         sticky.stream().filter(StickyPick::ip).forEach(s -> rules.add(b.rule(STICKY_REMEMBER, s.toRoot())));
         if (sticky.stream().anyMatch(s -> !s.ip())) {
-            for (String ips : List.of(SERVICE_IPS, LOCAL_IPS)) {
-                rules.add(b.rule(STICKY_REMEMBER, concat(concat(b.p.originalDaddrProtoPort(0), RuleParts.lookup(ips)),
-                        verdict(Verdict.RETURN))));
-            }
+            rules.add(b.rule(STICKY_REMEMBER, concat(concat(b.p.originalDaddrProtoPort(0), RuleParts.lookup(SERVICE_IPS)),
+                    verdict(Verdict.RETURN))));
             sticky.stream().filter(s -> !s.ip()).forEach(s -> rules.add(b.rule(STICKY_REMEMBER, s.toRoot())));
         }
         b.chain(Chain.regular(b.nf, b.t, STICKY_REMEMBER), rules);
@@ -124,10 +122,13 @@ final class GlobalChains extends RenderPart {
         // A plain service port is a member of these sets, and its endpoint count is its
         // membership in the pick trees' bit sets: changing either commits elements without data,
         // which the kernel commits without validating a chain (see PickTree).
+        // Every IP port and NodePort services sends on, of any kind: services asks them first,
+        // so that a packet to no service leaves it after one lookup a key; those of policy Local
+        // and of chains of their own are told apart next, and the rest are plain.
         b.set(NftSet.set(nf, t, SERVICE_IPS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
-                .withComment("ClusterIP, external and load-balancer IP ports picked by the shared chains"));
+                .withComment("ClusterIP, external and load-balancer IP ports services sends on"));
         b.set(NftSet.set(nf, t, SERVICE_NODEPORTS, DataType.INET_PROTO, DataType.INET_SERVICE)
-                .withComment("NodePorts picked by the shared chains"));
+                .withComment("NodePorts services sends on"));
         if (ownChains) {
             b.set(NftSet.map(nf, t, SERVICE_CHAINS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                     .withComment("IP ports of services with chains of their own"));
@@ -236,6 +237,10 @@ final class GlobalChains extends RenderPart {
                 b.rule(MASQUERADING, List.of(Masq.fullyRandom()))));
 
         List<Rule> services = new ArrayList<>();
+        // The cheap thing first: a packet that is neither an IP port nor a NodePort of a service
+        // returns after two hash lookups, without asking each kind's set (and no FIB).
+        services.add(b.rule(SERVICES, concat(concat(p.daddrProtoPort(), RuleParts.notIn(SERVICE_IPS)),
+                concat(p.protoPort(), RuleParts.notIn(SERVICE_NODEPORTS), verdict(Verdict.RETURN)))));
         if (config.masqueradeAll()) {
             services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(CLUSTER_IP_PORTS),
                     verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
@@ -248,12 +253,13 @@ final class GlobalChains extends RenderPart {
         }
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(EXTERNAL_MASQ),
                 verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
-        if (tree(PickTree.Kind.IP)) {
-            services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(SERVICE_IPS), verdict(Verdict.goTo(PickTree.Kind.IP.root())))));
-        }
+        // Policy Local and chains of their own before the plain ports, which are the rest.
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(LOCAL_IPS), verdict(Verdict.goTo(IP_EXTERNAL_LOCAL)))));
         if (ownChains) {
             services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.vmap(SERVICE_CHAINS))));
+        }
+        if (tree(PickTree.Kind.IP)) {
+            services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(SERVICE_IPS), verdict(Verdict.goTo(PickTree.Kind.IP.root())))));
         }
         // A NodePort: addressed to this node, on an address NodePorts are served on, by protocol
         // and port. The protocol and port are asked for first: a hash lookup that fails for
@@ -261,12 +267,12 @@ final class GlobalChains extends RenderPart {
         List<Expr> toThisNode = concat(RuleParts.daddrLocal(), p.loadDaddr(NfTablesUapi.NFT_REG_1),
                 RuleParts.lookup(NODEPORT_ADDRS));
         services.add(b.rule(SERVICES, nodePort(NODEPORT_MASQ, toThisNode, verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
-        if (tree(PickTree.Kind.NODEPORT)) {
-            services.add(b.rule(SERVICES, nodePort(SERVICE_NODEPORTS, toThisNode, verdict(Verdict.goTo(PickTree.Kind.NODEPORT.root())))));
-        }
         services.add(b.rule(SERVICES, nodePort(LOCAL_NODEPORTS, toThisNode, verdict(Verdict.goTo(NODEPORT_EXTERNAL_LOCAL)))));
         if (ownNodePortChains) {
             services.add(b.rule(SERVICES, concat(concat(toThisNode, p.protoPort()), RuleParts.vmap(NODEPORT_CHAINS))));
+        }
+        if (tree(PickTree.Kind.NODEPORT)) {
+            services.add(b.rule(SERVICES, nodePort(SERVICE_NODEPORTS, toThisNode, verdict(Verdict.goTo(PickTree.Kind.NODEPORT.root())))));
         }
         b.chain(Chain.regular(nf, t, SERVICES), services);
         externalLocal(IP_EXTERNAL_LOCAL, PickTree.Kind.IP, p.daddrProtoPort(), NO_LOCAL_ENDPOINT);

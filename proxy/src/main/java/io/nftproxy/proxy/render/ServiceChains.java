@@ -65,8 +65,8 @@ final class ServiceChains extends RenderPart {
         // Internal traffic: the ClusterIPs.
         for (InetAddress ip : plan.clusterIPs()) {
             switch (plan.internal()) {
-                case CLUSTER -> b.element(SERVICE_CHAINS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(svcChain)));
-                case LOCAL -> b.element(SERVICE_CHAINS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(svlChain)));
+                case CLUSTER -> b.dispatched(SERVICE_CHAINS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(svcChain)));
+                case LOCAL -> b.dispatched(SERVICE_CHAINS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(svlChain)));
                 default -> b.noEndpoints(plan.internal(), b.key(ip, proto, svc.port()), null);
             }
         }
@@ -99,7 +99,7 @@ final class ServiceChains extends RenderPart {
         for (InetAddress ip : plan.externalFrontends()) {
             Bytes k = b.key(ip, proto, svc.port());
             if (external != null) {
-                b.element(SERVICE_CHAINS, SetElement.of(k, Verdict.goTo(external)));
+                b.dispatched(SERVICE_CHAINS, SetElement.of(k, Verdict.goTo(external)));
                 if (plan.masqueradeExternal()) {
                     b.element(EXTERNAL_MASQ, SetElement.of(k));
                 }
@@ -110,7 +110,7 @@ final class ServiceChains extends RenderPart {
         if (svc.nodePort() != 0) {
             Bytes k = b.key(proto, svc.nodePort());
             if (external != null) {
-                b.element(NODEPORT_CHAINS, SetElement.of(k, Verdict.goTo(external)));
+                b.dispatched(NODEPORT_CHAINS, SetElement.of(k, Verdict.goTo(external)));
                 if (plan.masqueradeExternal()) {
                     b.element(NODEPORT_MASQ, SetElement.of(k));
                 }

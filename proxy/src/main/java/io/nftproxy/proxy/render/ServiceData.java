@@ -88,7 +88,7 @@ final class ServiceData extends RenderPart {
      * both trees: a client is remembered in the tree it picked through.
      */
     private void externalLocal(PickTree.Kind kind, Bytes key, ServicePlan plan, long stickySeconds) {
-        b.element(kind.ip ? LOCAL_IPS : LOCAL_NODEPORTS, SetElement.of(key));
+        b.dispatched(kind.ip ? LOCAL_IPS : LOCAL_NODEPORTS, SetElement.of(key));
         inTree(kind, key, plan.clusterEndpoints(), b.slots.clusterIds(), stickySeconds);
         if (plan.localEndpoints().isEmpty()) {
             b.element(kind.ip ? NO_LOCAL_ENDPOINT : NODEPORT_NO_LOCAL_ENDPOINT, SetElement.of(key));
@@ -103,7 +103,7 @@ final class ServiceData extends RenderPart {
      * sticky sets, which the tree's root sends on to {@link StickyPick}'s chains.
      */
     private void frontend(PickTree.Kind kind, Bytes key, List<Endpoint> eps, AffinityIds ids, long stickySeconds) {
-        b.element(kind.ip ? SERVICE_IPS : SERVICE_NODEPORTS, SetElement.of(key));
+        b.dispatched(kind.ip ? SERVICE_IPS : SERVICE_NODEPORTS, SetElement.of(key));
         inTree(kind, key, eps, ids, stickySeconds);
     }
 

@@ -194,10 +194,13 @@ public final class KernelServiceView {
             boolean ip = fe.address() != null;
             List<String> facts = new ArrayList<>();
             String kind = !ip ? "NodePort" : in(CLUSTER_IP_PORTS, key) ? "ClusterIP" : "external or load-balancer IP";
-            if (in(ip ? SERVICE_IPS : SERVICE_NODEPORTS, key)) {
+            boolean policyLocal = in(ip ? LOCAL_IPS : LOCAL_NODEPORTS, key);
+            boolean ownChains = find(ip ? SERVICE_CHAINS : NODEPORT_CHAINS, key) != null;
+            // The set holds every frontend services sends on: the plain ones are the rest.
+            if (in(ip ? SERVICE_IPS : SERVICE_NODEPORTS, key) && !policyLocal && !ownChains) {
                 facts.add(picked(key, ip, false, "endpoints") + counted(ip ? SERVICE_IPS : SERVICE_NODEPORTS, key, "new connections counted"));
             }
-            if (in(ip ? LOCAL_IPS : LOCAL_NODEPORTS, key)) {
+            if (policyLocal) {
                 facts.add("externalTrafficPolicy Local: from outside, " + picked(key, ip, true, "endpoints on this node")
                         + counted(ip ? LOCAL_IPS : LOCAL_NODEPORTS, key, "new connections counted"));
                 facts.add("from this node and its pods, " + picked(key, ip, false, "endpoints"));

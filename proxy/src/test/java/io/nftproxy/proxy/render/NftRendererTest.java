@@ -493,7 +493,9 @@ class NftRendererTest {
                 f.elements().get("nodeport-local-endpoints-1-8").stream().map(SetElement::data).toList(),
                 "the rest among this node's");
         assertTrue(f.elements().get(NftRenderer.NODEPORT_MASQ) == null, "no masquerade for Local external traffic");
-        assertFalse(f.elements().containsKey(NftRenderer.SERVICE_NODEPORTS), "not a plain port: the Local chain sorts it");
+        assertEquals(List.of(np), f.elements().get(NftRenderer.SERVICE_NODEPORTS).stream().map(SetElement::key).toList(),
+                "among the frontends services sends on, which asks the Local ones first");
+        assertEquals(List.of(np), f.elements().get(NftRenderer.LOCAL_NODEPORTS).stream().map(SetElement::key).toList());
         assertFalse(f.elements().containsKey(NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT));
 
         Fragment none = r.service(IpFamily.V4, svc("np", "10.96.0.11", 30001, true, 0), eps(2, "node-b"), NODE);
@@ -652,7 +654,6 @@ class NftRendererTest {
         assertEquals(List.of("ct status ! dnat return",
                 "ct original ip daddr . meta l4proto . ct original proto-dst . ip daddr . th dport @ip-sticky-pairs jump ip-sticky-remember-0-7",
                 "ct original ip daddr . meta l4proto . ct original proto-dst @service-ips return",
-                "ct original ip daddr . meta l4proto . ct original proto-dst @local-ips return",
                 "meta l4proto . ct original proto-dst . ip daddr . th dport @nodeport-sticky-pairs jump nodeport-sticky-remember-0-7"),
                 body.apply(GlobalChains.STICKY_REMEMBER));
         assertEquals(List.of("ct original ip daddr . meta l4proto . ct original proto-dst . ip daddr . th dport @ip-sticky-id-bit-2 goto ip-sticky-remember-4-7",

@@ -93,7 +93,7 @@ class CrossingWalkTest {
         /** Whether the frontend enters the tree at {@code root} (the sets the tree's callers ask). */
         boolean enters(String root, Bytes front) {
             return switch (root) {
-                case "ip-pick-1-128" -> member("service-ips", front);
+                case "ip-pick-1-128" -> member("service-ips", front) && !member("local-ips", front);
                 case "nodeport-pick-1-128" -> member("service-nodeports", front) || member("local-nodeports", front);
                 case "ip-local-pick-1-128" -> member("local-ips", front) && !member("no-local-endpoint", front);
                 default -> member("local-nodeports", front) && !member("nodeport-no-local-endpoint", front);

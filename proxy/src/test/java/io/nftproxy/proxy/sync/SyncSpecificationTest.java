@@ -261,14 +261,14 @@ class SyncSpecificationTest {
 
     /**
      * Policy Local is data too: the NodePort moves from the plain ports' set to the Local one,
-     * and with no endpoint here into the set that drops external traffic; the ClusterIP does not
+     * and with no endpoint here into the set that drops external traffic (it stays among the
+     * frontends services sends on, which asks the Local set first); the ClusterIP does not
      * change. An endpoint arriving on this node moves elements again, never a rule.
      */
     @Test
     void externalTrafficPolicyFlippedToLocal() throws Exception {
         services.put(WEB, web(true));
         assertEquals("""
-                delete element ip nftproxy service-nodeports { tcp . 30080 }
                 delete element ip nftproxy nodeport-masquerade { tcp . 30080 }
                 add element ip nftproxy local-nodeports { tcp . 30080 comment "shop/web:http" }
                 add element ip nftproxy nodeport-no-local-endpoint { tcp . 30080 comment "shop/web:http" }
