@@ -21,10 +21,20 @@ public final class Clients {
 
     /** Connects over TCP from namespace {@code from} (source {@code src}, or the routing's choice). */
     public static Sandbox.Outcome tcp(Netns from, String src, String dst, int port) throws Exception {
+        return tcp(from, src, 0, dst, port);
+    }
+
+    /**
+     * Connects over TCP from source port {@code srcPort} (0: the kernel's choice). A caller that
+     * never gives a port twice never meets a server's TIME_WAIT of an earlier connection with the
+     * same addresses and ports, which may answer a new SYN with an ACK and make TCP retry it a
+     * second later.
+     */
+    public static Sandbox.Outcome tcp(Netns from, String src, int srcPort, String dst, int port) throws Exception {
         return from.ns().call(() -> {
             try (SocketChannel c = SocketChannel.open()) {
                 if (src != null) {
-                    c.bind(new InetSocketAddress(InetAddress.getByName(src), 0));
+                    c.bind(new InetSocketAddress(InetAddress.getByName(src), srcPort));
                 }
                 c.socket().connect(new InetSocketAddress(InetAddress.getByName(dst), port), 1500);
                 c.socket().setSoTimeout(2000);

@@ -247,6 +247,11 @@ public class Sandbox implements AutoCloseable {
         return Clients.tcp(from, src, dst, port);
     }
 
+    /** Connects over TCP from a given source port (see {@link Clients#tcp(Netns, String, int, String, int)}). */
+    public Outcome tcp(Netns from, String src, int srcPort, String dst, int port) throws Exception {
+        return Clients.tcp(from, src, srcPort, dst, port);
+    }
+
     /** One UDP request and its answer. */
     public Outcome udp(Netns from, String src, String dst, int port) throws Exception {
         return Clients.udp(from, src, 0, dst, port);

@@ -109,11 +109,11 @@ final class GlobalChains extends RenderPart {
         List<Rule> rules = new ArrayList<>();
         rules.add(b.rule(STICKY_REMEMBER, concat(RuleParts.ctStatusNotDnat(), verdict(Verdict.RETURN))));
         sticky.stream().filter(StickyPick::ip).forEach(s -> rules.add(b.rule(STICKY_REMEMBER, s.toRoot())));
-        if (sticky.stream().anyMatch(s -> !s.ip())) {
-            rules.add(b.rule(STICKY_REMEMBER, concat(concat(b.p.originalDaddrProtoPort(0), RuleParts.lookup(SERVICE_IPS)),
-                    verdict(Verdict.RETURN))));
-            sticky.stream().filter(s -> !s.ip()).forEach(s -> rules.add(b.rule(STICKY_REMEMBER, s.toRoot())));
-        }
+        // Asked as "not among them" in the NodePorts' own rules rather than by a rule that returns
+        // for a member: a lookup that finds an element counts in it (--service-counters), and the
+        // connection was counted where services sent it on.
+        sticky.stream().filter(s -> !s.ip()).forEach(s -> rules.add(b.rule(STICKY_REMEMBER,
+                concat(concat(b.p.originalDaddrProtoPort(0), RuleParts.notIn(SERVICE_IPS)), s.toRoot()))));
         b.chain(Chain.regular(b.nf, b.t, STICKY_REMEMBER), rules);
     }
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -48,13 +49,15 @@ import io.nftproxy.netlink.nft.SetElement;
  * earlier one's), and takes them away in a sync without changes when their time is past
  * ({@code SyncLoop} asks for it).
  *
- * <p>A frontend that picks through no tree of the new generation (its port goes, or is left
- * without endpoints, and no other port of the sync takes the frontend over) keeps nothing. A packet
- * crossing that commit either reaches an old endpoint or misses its map after the flip: it then
- * leaves the tree without a DNAT, still addressed to the frontend, and the filter chains it meets
- * next run in the new generation ({@code cluster-ips-check} after the output DNAT, the checks of
- * the forward and input hooks): they answer as for a frontend without endpoints (REJECT, or DROP
- * under policy Local) or without a service, which is what a packet after the commit gets. Keeping
+ * <p>A ClusterIP port or NodePort that the new generation sends on no more (its port goes, or is
+ * left without endpoints, and no other port of the sync takes the frontend over) keeps nothing. A
+ * packet crossing that commit either reaches an old endpoint or misses its map after the flip: it
+ * then leaves the tree without a DNAT, still addressed to the frontend, and the filter chains it
+ * meets next run in the new generation ({@code cluster-ips-check} after the output DNAT, the checks
+ * of the forward and input hooks): they answer as for a frontend without endpoints (REJECT, or DROP
+ * under policy Local) or without a service, which is what a packet after the commit gets. (Not an
+ * external or load-balancer IP: the node's own connections to one are checked before the DNAT
+ * only; nor a frontend moving to chains of its own: see {@link #answeredAfter}.) Keeping
  * the old elements for it cost a service's removal half its time again at 100,000 services.
  * Unless an earlier change, within its {@link #GRACE}, keeps an element such a packet can look up
  * after the flip: it would send the packet to an endpoint of an earlier state, so the port's old
@@ -118,7 +121,7 @@ public final class Transitions {
                     continue; // the same bits and indices: whatever the flip, one of the two counts
                 }
                 shape = shape != null ? shape : PickTree.Shape.of(kind, declared);
-                if (b == 0 && !picksAnywhere(news, elsewhere, front) && !keptBelow(kind, shape, front, a, kept)) {
+                if (b == 0 && answeredAfter(kind, front, old, next, news, elsewhere) && !keptBelow(kind, shape, front, a, kept)) {
                     continue; // answered as after the commit: see the class's comment
                 }
                 // The old indices the new generation no longer maps, as they were: all of them when
@@ -170,10 +173,38 @@ public final class Transitions {
         return false;
     }
 
-    /** Whether {@code front} picks through some tree of the new generation: this port's or, handed over, another's. */
-    private static boolean picksAnywhere(Map<PickTree.Kind, Map<Bytes, Run>> news, Elsewhere elsewhere, Bytes front) {
-        for (PickTree.Kind kind : PickTree.Kind.values()) {
-            if (news.getOrDefault(kind, Map.of()).containsKey(front) || elsewhere.run(kind, front) != null) {
+    /**
+     * Whether a packet that leaves {@code kind}'s tree un-NATed while it crosses the commit meets
+     * what a packet after it meets. Not when the new generation still sends the frontend on (a
+     * tree, policy Local, chains of their own: {@code services} sends on what {@code service-ips}
+     * and {@code service-nodeports} hold, in this port's new fragment or, handed over, another's),
+     * nor for an external or load-balancer IP: the node's own connection to one passes its
+     * endpoint check ({@code filter-output}) before the DNAT and nothing after it asks again, so
+     * an un-NATed one would leave the node. A ClusterIP is checked after the output DNAT ({@code
+     * cluster-ips-check}), a NodePort in {@code filter-input}, forwarded traffic in {@code
+     * filter-forward}.
+     */
+    private static boolean answeredAfter(PickTree.Kind kind, Bytes front, Fragment old, Fragment next,
+                                         Map<PickTree.Kind, Map<Bytes, Run>> news, Elsewhere elsewhere) {
+        for (PickTree.Kind k : PickTree.Kind.values()) {
+            if (news.getOrDefault(k, Map.of()).containsKey(front) || elsewhere.run(k, front) != null) {
+                return false;
+            }
+        }
+        if (sentOn(next, front) || elsewhere.sentOn(front)) {
+            return false;
+        }
+        return !kind.ip || holds(old, NftRenderer.CLUSTER_IP_PORTS, front);
+    }
+
+    /** Whether {@code f} puts {@code front} among the frontends {@code services} sends on. */
+    private static boolean sentOn(Fragment f, Bytes front) {
+        return holds(f, NftRenderer.SERVICE_IPS, front) || holds(f, NftRenderer.SERVICE_NODEPORTS, front);
+    }
+
+    private static boolean holds(Fragment f, String set, Bytes key) {
+        for (SetElement e : f.elements().getOrDefault(set, List.of())) {
+            if (e.key().equals(key)) {
                 return true;
             }
         }
@@ -211,6 +242,7 @@ public final class Transitions {
 
         private final Supplier<List<Fragment>> fragments;
         private Map<PickTree.Kind, Map<Bytes, Run>> index;
+        private Set<Bytes> sentOn;
 
         private Elsewhere(Supplier<List<Fragment>> fragments) {
             this.fragments = fragments;
@@ -224,6 +256,19 @@ public final class Transitions {
                 }
             }
             return index.getOrDefault(kind, Map.of()).get(front);
+        }
+
+        /** Whether one of the other ports' new fragments puts {@code front} among those {@code services} sends on. */
+        boolean sentOn(Bytes front) {
+            if (sentOn == null) {
+                sentOn = new HashSet<>();
+                for (Fragment f : fragments.get()) {
+                    for (String set : List.of(NftRenderer.SERVICE_IPS, NftRenderer.SERVICE_NODEPORTS)) {
+                        f.elements().getOrDefault(set, List.of()).forEach(e -> sentOn.add(e.key()));
+                    }
+                }
+            }
+            return sentOn.contains(front);
         }
     }
 

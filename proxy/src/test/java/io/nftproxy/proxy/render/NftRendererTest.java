@@ -653,8 +653,8 @@ class NftRendererTest {
         // After the DNAT: the endpoint's number read from the bit sets, remembered with the port's timeout.
         assertEquals(List.of("ct status ! dnat return",
                 "ct original ip daddr . meta l4proto . ct original proto-dst . ip daddr . th dport @ip-sticky-pairs jump ip-sticky-remember-0-7",
-                "ct original ip daddr . meta l4proto . ct original proto-dst @service-ips return",
-                "meta l4proto . ct original proto-dst . ip daddr . th dport @nodeport-sticky-pairs jump nodeport-sticky-remember-0-7"),
+                "ct original ip daddr . meta l4proto . ct original proto-dst != @service-ips meta l4proto . ct original proto-dst"
+                        + " . ip daddr . th dport @nodeport-sticky-pairs jump nodeport-sticky-remember-0-7"),
                 body.apply(GlobalChains.STICKY_REMEMBER));
         assertEquals(List.of("ct original ip daddr . meta l4proto . ct original proto-dst . ip daddr . th dport @ip-sticky-id-bit-2 goto ip-sticky-remember-4-7",
                 "goto ip-sticky-remember-0-3"), body.apply("ip-sticky-remember-0-7"));

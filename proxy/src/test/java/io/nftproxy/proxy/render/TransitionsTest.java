@@ -113,6 +113,40 @@ class TransitionsTest {
         }
     }
 
+    /**
+     * Which frontends left without a tree keep nothing: a ClusterIP port that goes, whose packets
+     * an un-NATed crossing meets the new generation's checks with; not an external IP (the node's
+     * own connections to it are checked before the DNAT only), nor a port that moves to chains of
+     * its own past 1,024 endpoints (still DNATed after the commit, by them).
+     */
+    @org.junit.jupiter.api.Test
+    void aFrontendLeftWithoutATreeKeepsNothingOnlyWhereTheNewGenerationAnswers() {
+        NftRenderer r = new NftRenderer(NftRendererTest.CFG);
+        NodeInfo node = NftRendererTest.NODE;
+        Set<String> declared = new TreeSet<>();
+        Fragment clusterIp = r.service(IpFamily.V4, PORT, NftRendererTest.manyEps(5), node);
+        declared.addAll(NftRenderer.onDemandSets(clusterIp));
+        assertEquals(Fragment.EMPTY, Transitions.between(clusterIp, null, declared), "a ClusterIP port removed");
+
+        ServicePort external = ServicePort.builder(PORT.id(), 80).clusterIPs(List.of(Inet.parse("10.96.0.10")))
+                .externalIPs(List.of(Inet.parse("203.0.113.10"))).build();
+        Fragment withExternal = r.service(IpFamily.V4, external, NftRendererTest.manyEps(5), node);
+        Fragment kept = Transitions.between(withExternal, null, declared);
+        Bytes ext = MapKeys.frontend(Inet.parse("203.0.113.10"), 6, 80);
+        assertEquals(5, kept.elements().get(PickTree.Kind.IP.endpoints(5)).stream()
+                .filter(e -> e.key().slice(0, ext.length()).equals(ext)).count(), "the external IP's five indices kept: " + kept);
+        assertTrue(kept.elements().get(PickTree.Kind.IP.endpoints(5)).stream().noneMatch(e -> e.key().slice(0, FRONT.length()).equals(FRONT)),
+                "the ClusterIP's none");
+
+        Fragment big = r.service(IpFamily.V4, PORT, NftRendererTest.manyEps(1000), node);
+        Set<String> bigDeclared = new TreeSet<>(NftRenderer.onDemandSets(big));
+        Fragment own = r.service(IpFamily.V4, PORT, NftRendererTest.manyEps(1100), node, big.slots());
+        assertTrue(own.elements().containsKey(NftRenderer.SERVICE_CHAINS), "past 1,024: chains of its own");
+        Fragment moved = Transitions.between(big, own, bigDeclared);
+        assertEquals(1000, moved.elements().get(PickTree.Kind.IP.endpoints(1000)).size(),
+                "every old index kept for packets still in the tree");
+    }
+
     /** The old generation's state: the port with {@code a} endpoints and the other port with {@code other}. */
     static ProxyState oldState(int a, int other) {
         Map<ServicePortName, ServicePort> ports = new HashMap<>();
