@@ -100,6 +100,19 @@ public final class Transitions {
      * keep, still in place.
      */
     public static Fragment between(Fragment old, Fragment neu, Set<String> declared, Elsewhere elsewhere, Kept kept) {
+        return between(old, neu, declared, elsewhere, kept, true);
+    }
+
+    /**
+     * {@link #between}; {@code structureStays}: whether every on-demand set of the old fragment
+     * (its buckets' maps, its blocks: the part of a tree it picks through) is still declared after
+     * the commit. When the commit takes that part away, every frontend keeps its elements, which
+     * keep it declared until they go: measured with real packets, a commit that deleted the chains
+     * and sets a crossing packet was walking lost its SYN now and then (TCP sent it again a second
+     * later), where one that left them for the sync after lost none.
+     */
+    public static Fragment between(Fragment old, Fragment neu, Set<String> declared, Elsewhere elsewhere, Kept kept,
+                                   boolean structureStays) {
         Fragment next = neu == null ? Fragment.EMPTY : neu;
         if (sameTreeMaps(old, next)) {
             return Fragment.EMPTY; // the same counts and indices (a node's change re-renders every port)
@@ -121,7 +134,8 @@ public final class Transitions {
                     continue; // the same bits and indices: whatever the flip, one of the two counts
                 }
                 shape = shape != null ? shape : PickTree.Shape.of(kind, declared);
-                if (b == 0 && answeredAfter(kind, front, old, next, news, elsewhere) && !keptBelow(kind, shape, front, a, kept)) {
+                if (b == 0 && structureStays && answeredAfter(kind, front, old, next, news, elsewhere)
+                        && !keptBelow(kind, shape, front, a, kept)) {
                     continue; // answered as after the commit: see the class's comment
                 }
                 // The old indices the new generation no longer maps, as they were: all of them when

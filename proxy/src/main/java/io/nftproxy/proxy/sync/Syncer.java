@@ -15,6 +15,7 @@ import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
 import org.slf4j.Logger;
@@ -26,6 +27,7 @@ import io.nftproxy.netlink.nft.CommitStats;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.NftKernel;
 import io.nftproxy.netlink.nft.NftObject;
+import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Table;
@@ -280,7 +282,12 @@ public final class Syncer implements Backend {
      * families whose table it deletes among them).
      */
     private record Attempt(Transaction tx, Map<IpFamily, Delta> deltas, Map<IpFamily, TableState> fresh,
-                           Set<IpFamily> dropped, Map<String, Contributor> chainOwners, long renderNanos) {
+                           Set<IpFamily> dropped, Map<String, Contributor> chainOwners, long renderNanos,
+                           Supplier<Attempt> then) {
+        /** This attempt's structure, and {@code then} the rest, built once the kernel holds it. */
+        Attempt followedBy(Supplier<Attempt> rest) {
+            return new Attempt(tx, deltas, fresh, dropped, chainOwners, renderNanos, rest);
+        }
     }
 
     /**
@@ -307,12 +314,21 @@ public final class Syncer implements Backend {
         for (int attempt = 0; ; attempt++) {
             Attempt a = prepare(plan, state, rejected);
             try {
+                // The chains and sets a change's elements lead into, committed before them (see
+                // #structureFirst); what the kernel then holds is the state the rest is built on.
+                CommitStats before = CommitStats.EMPTY;
+                int chainsBefore = 0;
+                while (a.then() != null) {
+                    before = before.plus(committer.commit(generation.apply(a.tx())));
+                    chainsBefore += applyCommitted(a);
+                    a = a.then().get();
+                }
                 // A replacement in one transaction creates our tables anew, in generation 0.
                 CommitStats st = committer.commit(plan.kind() == Kind.REPLACE ? a.tx() : generation.apply(a.tx()));
                 if (plan.kind() == Kind.REPLACE) {
                     generation = Generation.FIRST;
                 }
-                SyncResult r = recordCommitted(plan, a, st, state, rejected);
+                SyncResult r = recordCommitted(plan, a, before.plus(st), chainsBefore, state, rejected);
                 return plan.kind() == Kind.REASSERT ? resendAll(r) : r;
             } catch (TransactionException e) {
                 if (attempt >= MAX_EXCLUSIONS_PER_SYNC || !leaveOut(e, a, plan, state, rejected)) {
@@ -488,7 +504,9 @@ public final class Syncer implements Backend {
     private void keepForCrossing(TableState ts, ServicePortName id, Fragment frag, Transitions.Elsewhere elsewhere,
                                  Transitions.Kept kept, Map<Contributor, Fragment> changes, Map<String, Integer> demand,
                                  long now) {
-        Fragment crossing = Transitions.between(ts.fragments.get(Contributor.of(id)), frag, ts.onDemand.keySet(), elsewhere, kept);
+        Fragment old = ts.fragments.get(Contributor.of(id));
+        boolean structureStays = NftRenderer.onDemandSets(old).stream().allMatch(set -> demand.getOrDefault(set, 0) > 0);
+        Fragment crossing = Transitions.between(old, frag, ts.onDemand.keySet(), elsewhere, kept, structureStays);
         if (crossing == Fragment.EMPTY) {
             return;
         }
@@ -530,6 +548,62 @@ public final class Syncer implements Backend {
     /** The transaction of one attempt: per family, the delta from what we hold to the fragments of the plan's ports. */
     private Attempt prepare(Plan plan, ProxyState state, List<String> rejected) {
         Rendered r = render(plan, state, rejected);
+        Map<IpFamily, Map<Contributor, Fragment>> structure = structureFirst(plan, r);
+        if (structure == null) {
+            return build(plan, r, r.changes());
+        }
+        Map<IpFamily, Map<Contributor, Fragment>> rest = new EnumMap<>(IpFamily.class);
+        r.changes().forEach((f, changes) -> {
+            Map<Contributor, Fragment> left = new LinkedHashMap<>(changes);
+            structure.getOrDefault(f, Map.of()).keySet().forEach(left::remove);
+            rest.put(f, left);
+        });
+        return build(plan, r, structure).followedBy(() -> build(plan, r, rest));
+    }
+
+    /**
+     * The globals' changes of a partial sync that only add chains and sets (a kind's first
+     * frontend brings its tree, a port's count its bucket), to commit before the elements that
+     * lead into them; null when there are none, or nothing else changes. In one transaction, a
+     * connection whose first packet crosses the commit can find the frontend's new elements (a
+     * set it looks up after the flip) while it walks the old rules, which have no way into the
+     * new chains yet: it leaves un-NATed (FirstOfAKindUnderLoadKernelTest: an external IP's first
+     * flip to policy Local lost connections). Committed first, the new chains are in both
+     * generations the elements' commit flips between. Only growth goes first: removals (chains
+     * and sets no frontend leads into any more) stay where they are, after the elements go.
+     */
+    private Map<IpFamily, Map<Contributor, Fragment>> structureFirst(Plan plan, Rendered r) {
+        if (plan.kind() != Kind.PARTIAL || !r.fresh().isEmpty()) {
+            return null;
+        }
+        Map<IpFamily, Map<Contributor, Fragment>> out = new EnumMap<>(IpFamily.class);
+        for (Map.Entry<IpFamily, Map<Contributor, Fragment>> e : r.changes().entrySet()) {
+            TableState ts = committed.get(e.getKey());
+            Fragment neu = e.getValue().get(Contributor.GLOBALS);
+            Fragment old = ts == null ? null : ts.fragments.get(Contributor.GLOBALS);
+            if (neu == null || old == null || e.getValue().size() < 2 || !grows(old, neu)) {
+                continue;
+            }
+            out.put(e.getKey(), Map.of(Contributor.GLOBALS, neu));
+        }
+        return out.isEmpty() || !plan.families().containsAll(r.changes().keySet()) ? null : out;
+    }
+
+    /** Whether {@code neu} holds every chain and set of {@code old}, each set as it was, and a chain more. */
+    private static boolean grows(Fragment old, Fragment neu) {
+        if (!neu.chains().keySet().containsAll(old.chains().keySet()) || neu.chains().size() == old.chains().size()) {
+            return false;
+        }
+        for (Map.Entry<String, NftSet> set : old.sets().entrySet()) {
+            if (!set.getValue().equals(neu.sets().get(set.getKey()))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The transaction of {@code changes} (per family), with the deltas to record once the kernel took it. */
+    private Attempt build(Plan plan, Rendered r, Map<IpFamily, Map<Contributor, Fragment>> changes) {
         long t0 = System.nanoTime();
         Transaction tx = new Transaction();
         Map<IpFamily, Delta> deltas = new EnumMap<>(IpFamily.class);
@@ -551,11 +625,11 @@ public final class Syncer implements Backend {
                 // add + delete + add: replaces whatever a previous run left, atomically.
                 tx.add(ts.table).delete(ts.table).add(ts.table);
             }
-            Delta d = new Delta(ts, r.changes().get(f));
+            Delta d = new Delta(ts, changes.getOrDefault(f, Map.of()));
             d.write(tx);
             deltas.put(f, d);
         }
-        return new Attempt(tx, deltas, r.fresh(), dropped, r.chainOwners(), r.renderNanos() + System.nanoTime() - t0);
+        return new Attempt(tx, deltas, r.fresh(), dropped, r.chainOwners(), r.renderNanos() + System.nanoTime() - t0, null);
     }
 
     /** Whether the kernel holds none of our tables: then nothing of ours carries traffic yet. */
@@ -795,7 +869,17 @@ public final class Syncer implements Backend {
     }
 
     /** After the kernel took an attempt's transaction: what it holds now is what we recorded. */
-    private SyncResult recordCommitted(Plan plan, Attempt a, CommitStats st, ProxyState state, List<String> rejected) {
+    private SyncResult recordCommitted(Plan plan, Attempt a, CommitStats st, int chainsBefore, ProxyState state,
+                                       List<String> rejected) {
+        int changedChains = chainsBefore + applyCommitted(a);
+        // The deadlines of the transitions this sync took away are done with.
+        expiring.forEach(transitionsUntil::remove);
+        expiring.clear();
+        return synced(plan, state, st, changedChains, rejected, a.renderNanos());
+    }
+
+    /** What the kernel took of an attempt becomes the state we hold; the chains it changed. */
+    private int applyCommitted(Attempt a) {
         int changedChains = 0;
         held.writeLock().lock();
         try {
@@ -808,10 +892,7 @@ public final class Syncer implements Backend {
         } finally {
             held.writeLock().unlock();
         }
-        // The deadlines of the transitions this sync took away are done with.
-        expiring.forEach(transitionsUntil::remove);
-        expiring.clear();
-        return synced(plan, state, st, changedChains, rejected, a.renderNanos());
+        return changedChains;
     }
 
     /** Once the kernel holds all of a sync: it is the state we hold, and what it did. */

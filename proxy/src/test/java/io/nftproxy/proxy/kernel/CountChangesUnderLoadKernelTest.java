@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.client.NftClient;
@@ -41,12 +41,15 @@ import io.nftproxy.sandbox.Netns;
  * packet could look up in place for a while (see {@code render/Transitions}). The counts cross
  * bits (4 and 5, 8 and 9 …) and the buckets of the endpoint maps (8 and 9, 16 and 17), both ways.
  * Without those elements every run lost connections (1 to 9 of about 6,000, six runs of six).
- * Now and then the count goes to none, after the earlier changes' time has passed: such a change
- * keeps nothing, and a connection crossing it is answered by an old endpoint or refused as
- * without endpoints, never left unanswered; a refusal is right only while no endpoint was in force.
+ * Now and then the count goes to none, after the earlier changes' time has passed: from one
+ * endpoint, whose bucket a neighbour keeps, such a change keeps nothing, and a connection crossing
+ * it is answered by an old endpoint or refused as without endpoints; from 17, whose bucket goes
+ * with it, it keeps its elements and the bucket until they go. A refusal is right only while no
+ * endpoint was in force, and no client's SYN may be sent twice (a connection lost once).
  */
 class CountChangesUnderLoadKernelTest {
     static final ServicePortName ID = new ServicePortName("default", "churn", "http", Protocol.TCP);
+    static final ServicePortName NEIGHBOUR = new ServicePortName("default", "neighbour", "http", Protocol.TCP);
     static final String CLUSTER_IP = "10.96.0.40";
     static final List<String> EPS = new ArrayList<>();
     static final List<String> CLIENTS = List.of("10.244.2.100", "10.244.2.101", "10.244.2.102", "10.244.2.103");
@@ -61,18 +64,26 @@ class CountChangesUnderLoadKernelTest {
         }
     }
 
-    static ProxyState state(int count, boolean sticky) {
+    static ProxyState state(int count, boolean sticky, boolean neighbour) {
         ServicePort.Builder b = ServicePort.builder(ID, 80).clusterIPs(List.of(Inet.parse(CLUSTER_IP)));
         if (sticky) {
             b.affinitySeconds(60);
         }
         List<Endpoint> list = EPS.subList(0, count).stream().map(a -> Endpoint.ready(Inet.parse(a), 8080, "node-b")).toList();
-        return new ProxyState(Map.of(ID, b.build()), Map.of(ID, list), NodeInfo.named("node-a"));
+        if (!neighbour) {
+            return new ProxyState(Map.of(ID, b.build()), Map.of(ID, list), NodeInfo.named("node-a"));
+        }
+        // A neighbour of three endpoints keeps the tree's chains and its 1-8 bucket declared:
+        // from one endpoint to none, the port's change then keeps nothing (Transitions).
+        ServicePort other = ServicePort.builder(NEIGHBOUR, 80).clusterIPs(List.of(Inet.parse("10.96.0.41"))).build();
+        List<Endpoint> three = EPS.subList(0, 3).stream().map(a -> Endpoint.ready(Inet.parse(a), 8080, "node-b")).toList();
+        return new ProxyState(Map.of(ID, b.build(), NEIGHBOUR, other), Map.of(ID, list, NEIGHBOUR, three),
+                NodeInfo.named("node-a"));
     }
 
-    @ParameterizedTest(name = "affinity {0}")
-    @ValueSource(booleans = {false, true})
-    void noConnectionIsLostWhileTheCountChanges(boolean sticky) throws Exception {
+    @ParameterizedTest(name = "affinity {0}, a neighbour keeping the tree {1}")
+    @CsvSource({"false, false", "true, false", "false, true"})
+    void noConnectionIsLostWhileTheCountChanges(boolean sticky, boolean neighbour) throws Exception {
         try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
             // Every connection refused is answered by ICMP from the node: without this, the kernel's
             // per-host budget (net.ipv4.icmp_ratelimit, about one a second past a burst of six)
@@ -89,7 +100,7 @@ class CountChangesUnderLoadKernelTest {
             // endpoint, as after a quiet while: that change then keeps nothing at all.
             AtomicLong skipped = new AtomicLong();
             syncer.clock(() -> System.nanoTime() + skipped.get());
-            syncer.sync(state(COUNTS[0], sticky), null);
+            syncer.sync(state(COUNTS[0], sticky, neighbour), null);
 
             // When each count came into force (nanoTime once its sync returned): a connection may
             // be answered by an endpoint of any state in force while it was made, no other.
@@ -146,7 +157,7 @@ class CountChangesUnderLoadKernelTest {
                     if (count == 0) {
                         skipped.addAndGet(Transitions.GRACE.toNanos());
                     }
-                    syncer.sync(state(count, sticky), Set.of(ID));
+                    syncer.sync(state(count, sticky, neighbour), Set.of(ID));
                     inForce.put(System.nanoTime(), count);
                 }
             } finally {

@@ -111,6 +111,18 @@ class SyncSpecificationTest {
         }
     }
 
+    /**
+     * The two transactions of a partial sync that brings chains: the globals' growth (a tree, a
+     * bucket: chains and sets, no service's element), then the rest, built on it.
+     */
+    List<String> syncInTwo(ServicePortName... changed) throws Exception {
+        syncer.sync(new ProxyState(services, endpoints, node), Set.of(changed));
+        assertEquals(2, sent.size(), "the structure, then the elements: " + sent);
+        assertTrue(sent.get(0).lines().allMatch(l -> !l.startsWith("add element") && !l.startsWith("delete element")),
+                "no element in the first: " + sent.get(0));
+        return List.copyOf(sent);
+    }
+
     /** What the next partial sync of {@code changed} sends (the node has no IPv6, and no ip6 table while no port has an IPv6 ClusterIP). */
     String sync(ServicePortName... changed) throws Exception {
         syncer.sync(new ProxyState(services, endpoints, node), Set.of(changed));
@@ -352,18 +364,20 @@ class SyncSpecificationTest {
 
     /**
      * A pick tree (its maps, bit sets and chains) is declared while some frontend picks through
-     * it: the first one of its kind brings it in the same transaction, the last one takes it away.
+     * it: the first one of its kind brings it in a transaction before its elements (a packet
+     * crossing the elements' commit finds the tree in both generations' rules), the last one
+     * takes it away.
      */
     @Test
     void aTreeComesWithItsFirstFrontend() throws Exception {
         services.put(API, ServicePort.builder(API, 80).clusterIPs(List.of(ip("10.96.0.11")))
                 .externalIPs(List.of(ip("203.0.113.11"))).externalPolicyLocal(true).build());
         endpoints.put(API, List.of(ep("10.244.0.5", "node-a")));
-        String first = sync(API);
-        assertTrue(first.contains("add chain ip nftproxy ip-local-pick-1-128"), first);
-        assertTrue(first.contains("add element ip nftproxy local-endpoints-1-8 {"), first);
-        assertTrue(first.indexOf("add map ip nftproxy local-endpoints-1-8") < first.indexOf("add element ip nftproxy local-endpoints-1-8"),
-                "the map before its elements: " + first);
+        List<String> first = syncInTwo(API);
+        assertTrue(first.get(0).contains("add chain ip nftproxy ip-local-pick-1-128"), first.get(0));
+        assertTrue(first.get(0).contains("add map ip nftproxy local-endpoints-1-8"), first.get(0));
+        assertTrue(first.get(0).contains("add rule ip nftproxy ip-external-local goto ip-local-pick-1-128"), first.get(0));
+        assertTrue(first.get(1).contains("add element ip nftproxy local-endpoints-1-8 {"), first.get(1));
 
         sent.clear();
         services.remove(API);
@@ -380,7 +394,7 @@ class SyncSpecificationTest {
     /**
      * Of a tree, the chains that lead to a bucket of counts ({@code 9-16}) and the bucket's map
      * are declared while some port's count is in it: the first port to enter it brings them in
-     * the same transaction that moves its endpoints there, the last one out takes them away.
+     * a transaction before the one that moves its endpoints there, the last one out takes them away.
      */
     @Test
     void aBucketOfCountsComesWithItsFirstPort() throws Exception {
@@ -390,11 +404,12 @@ class SyncSpecificationTest {
         }
         List<Endpoint> two = endpoints.get(WEB);
         endpoints.put(WEB, nine);
-        String in = sync(WEB);
-        assertTrue(in.contains("add chain ip nftproxy ip-pick-9-16"), in);
-        assertTrue(in.contains("add chain ip nftproxy nodeport-pick-9-10"), in);
-        assertTrue(in.indexOf("add map ip nftproxy service-endpoints-9-16") < in.indexOf("add element ip nftproxy service-endpoints-9-16"),
-                "the map before its elements: " + in);
+        List<String> both = syncInTwo(WEB);
+        String in = both.get(1);
+        assertTrue(both.get(0).contains("add chain ip nftproxy ip-pick-9-16"), both.get(0));
+        assertTrue(both.get(0).contains("add chain ip nftproxy nodeport-pick-9-10"), both.get(0));
+        assertTrue(both.get(0).contains("add map ip nftproxy service-endpoints-9-16"), both.get(0));
+        assertTrue(in.contains("add element ip nftproxy service-endpoints-9-16"), in);
         assertFalse(in.contains("delete element ip nftproxy service-endpoints-1-8"), "kept in 1-8's map for a while: " + in);
         assertFalse(in.contains("ip-local-pick"), "the Local tree's buckets are as they were: " + in);
         assertEquals("""
