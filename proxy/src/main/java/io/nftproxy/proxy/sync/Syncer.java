@@ -552,10 +552,11 @@ public final class Syncer implements Backend {
         if (structure == null) {
             return build(plan, r, r.changes());
         }
+        // Then every change as rendered, but the ones the first commit took whole (the globals').
         Map<IpFamily, Map<Contributor, Fragment>> rest = new EnumMap<>(IpFamily.class);
         r.changes().forEach((f, changes) -> {
             Map<Contributor, Fragment> left = new LinkedHashMap<>(changes);
-            structure.getOrDefault(f, Map.of()).keySet().forEach(left::remove);
+            structure.getOrDefault(f, Map.of()).forEach((who, first) -> left.remove(who, first));
             rest.put(f, left);
         });
         return build(plan, r, structure).followedBy(() -> build(plan, r, rest));
@@ -569,29 +570,49 @@ public final class Syncer implements Backend {
      * set it looks up after the flip) while it walks the old rules, which have no way into the
      * new chains yet: it leaves un-NATed (FirstOfAKindUnderLoadKernelTest: an external IP's first
      * flip to policy Local lost connections). Committed first, the new chains are in both
-     * generations the elements' commit flips between. Only growth goes first: removals (chains
-     * and sets no frontend leads into any more) stay where they are, after the elements go.
+     * generations the elements' commit flips between. The same for a port's chains of its own
+     * (past 1,024 endpoints), which its verdict element in {@code service-chains} leads into:
+     * they come first with the port's old elements, the new ones after. Only growth goes first:
+     * removals (chains and sets no frontend leads into any more) stay where they are, after the
+     * elements go.
      */
     private Map<IpFamily, Map<Contributor, Fragment>> structureFirst(Plan plan, Rendered r) {
-        if (plan.kind() != Kind.PARTIAL || !r.fresh().isEmpty()) {
+        if (plan.kind() != Kind.PARTIAL || !r.fresh().isEmpty() || !plan.families().containsAll(r.changes().keySet())) {
             return null;
         }
         Map<IpFamily, Map<Contributor, Fragment>> out = new EnumMap<>(IpFamily.class);
         for (Map.Entry<IpFamily, Map<Contributor, Fragment>> e : r.changes().entrySet()) {
             TableState ts = committed.get(e.getKey());
-            Fragment neu = e.getValue().get(Contributor.GLOBALS);
-            Fragment old = ts == null ? null : ts.fragments.get(Contributor.GLOBALS);
-            if (neu == null || old == null || e.getValue().size() < 2 || !grows(old, neu)) {
+            if (ts == null) {
                 continue;
             }
-            out.put(e.getKey(), Map.of(Contributor.GLOBALS, neu));
+            Map<Contributor, Fragment> first = new LinkedHashMap<>();
+            e.getValue().forEach((who, neu) -> {
+                Fragment old = ts.fragments.get(who);
+                if (neu == null || who.isTransition() || !grows(old == null ? Fragment.EMPTY : old, neu)) {
+                    return;
+                }
+                if (who.equals(Contributor.GLOBALS)) {
+                    if (old != null && e.getValue().size() > 1) {
+                        first.put(who, neu);
+                    }
+                } else {
+                    // Its chains, with the elements it had: nothing leads into them yet.
+                    first.put(who, new Fragment(neu.chains(), neu.sets(), old == null ? Map.of() : old.elements(),
+                            neu.unmanagedSets(), old == null ? neu.slots() : old.slots()));
+                }
+            });
+            if (!first.isEmpty()) {
+                out.put(e.getKey(), first);
+            }
         }
-        return out.isEmpty() || !plan.families().containsAll(r.changes().keySet()) ? null : out;
+        return out.isEmpty() ? null : out;
     }
 
-    /** Whether {@code neu} holds every chain and set of {@code old}, each set as it was, and a chain more. */
+    /** Whether {@code neu} holds every chain and set of {@code old}, each set as it was, and a chain or set more. */
     private static boolean grows(Fragment old, Fragment neu) {
-        if (!neu.chains().keySet().containsAll(old.chains().keySet()) || neu.chains().size() == old.chains().size()) {
+        if (!neu.chains().keySet().containsAll(old.chains().keySet())
+                || neu.chains().size() == old.chains().size() && neu.sets().size() == old.sets().size()) {
             return false;
         }
         for (Map.Entry<String, NftSet> set : old.sets().entrySet()) {

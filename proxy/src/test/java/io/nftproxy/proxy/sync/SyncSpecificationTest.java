@@ -430,6 +430,26 @@ class SyncSpecificationTest {
         assertTrue(left.chains().stream().anyMatch(c -> c.name().equals("ip-pick-1-8")));
     }
     /**
+     * Past 1,024 endpoints a port picks through chains of its own, which its element in the
+     * verdict map {@code service-chains} leads into: the chains (and the map with its rule, the
+     * first such port's) come in a transaction before that element, while the port's elements in
+     * the shared trees stay; the second moves it.
+     */
+    @Test
+    void chainsOfItsOwnComeBeforeTheElementThatLeadsIntoThem() throws Exception {
+        List<Endpoint> many = new ArrayList<>();
+        for (int i = 0; i < 1_100; i++) {
+            many.add(ep("10.245." + (i / 200) + "." + (2 + i % 200), "node-b"));
+        }
+        endpoints.put(WEB, many);
+        List<String> both = syncInTwo(WEB);
+        assertTrue(both.get(0).contains("add chain ip nftproxy svc-shop/web/tcp/80"), both.get(0));
+        assertTrue(both.get(0).contains("add map ip nftproxy service-chains"), both.get(0));
+        assertTrue(both.get(1).contains("add element ip nftproxy service-chains { 10.96.0.10 . tcp . 80"), both.get(1));
+        assertFalse(both.get(1).contains("add chain"), both.get(1));
+    }
+
+    /**
      * A node without IPv6 holds no ip6 table ({@link io.nftproxy.proxy.plan.TableFamilies}): the
      * first dual-stack port brings it, written whole in that sync, and the last one takes it away.
      */
