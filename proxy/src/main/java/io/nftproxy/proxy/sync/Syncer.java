@@ -311,13 +311,15 @@ public final class Syncer implements Backend {
             }
         }
         List<String> rejected = new ArrayList<>();
+        // What earlier commits of this sync did (a structure committed first, an attempt's first
+        // stage before a refusal): counted in its result.
+        CommitStats before = CommitStats.EMPTY;
+        int chainsBefore = 0;
         for (int attempt = 0; ; attempt++) {
             Attempt a = prepare(plan, state, rejected);
             try {
                 // The chains and sets a change's elements lead into, committed before them (see
                 // #structureFirst); what the kernel then holds is the state the rest is built on.
-                CommitStats before = CommitStats.EMPTY;
-                int chainsBefore = 0;
                 while (a.then() != null) {
                     before = before.plus(committer.commit(generation.apply(a.tx())));
                     chainsBefore += applyCommitted(a);
@@ -577,7 +579,7 @@ public final class Syncer implements Backend {
      * elements go.
      */
     private Map<IpFamily, Map<Contributor, Fragment>> structureFirst(Plan plan, Rendered r) {
-        if (plan.kind() != Kind.PARTIAL || !r.fresh().isEmpty() || !plan.families().containsAll(r.changes().keySet())) {
+        if (plan.kind() != Kind.PARTIAL || !r.fresh().isEmpty()) {
             return null;
         }
         Map<IpFamily, Map<Contributor, Fragment>> out = new EnumMap<>(IpFamily.class);
@@ -596,8 +598,10 @@ public final class Syncer implements Backend {
                     if (old != null && e.getValue().size() > 1) {
                         first.put(who, neu);
                     }
-                } else {
-                    // Its chains, with the elements it had: nothing leads into them yet.
+                } else if (old == null || old.chains().isEmpty()) {
+                    // Its chains, with the elements it had: nothing leads into them yet. (A port
+                    // that has chains already changes them with its elements, in one commit: its
+                    // rules may look up elements the change brings.)
                     first.put(who, new Fragment(neu.chains(), neu.sets(), old == null ? Map.of() : old.elements(),
                             neu.unmanagedSets(), old == null ? neu.slots() : old.slots()));
                 }
