@@ -12,7 +12,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -54,7 +53,7 @@ class CountChangesUnderLoadKernelTest {
     static final List<String> EPS = new ArrayList<>();
     static final List<String> CLIENTS = List.of("10.244.2.100", "10.244.2.101", "10.244.2.102", "10.244.2.103");
     /** Counts one after another: every bit of k − 1 flips both ways, and so do two buckets. */
-    /** Each client's first source port: the ones after it, in turn, are enough for the run (6,000 connections over four clients). */
+    /** Each client's first source port: the ones after it, in turn, are enough for the run (6,000 connections over four clients; ConnectingClients). */
     static final int FIRST_SOURCE_PORT = 20_000;
     static final int[] COUNTS = {4, 5, 4, 8, 9, 8, 16, 17, 16, 1, 0, 5, 3, 9, 2, 17, 0, 7, 12, 4, 13, 6, 16, 9, 1, 0, 8};
 
@@ -94,7 +93,7 @@ class CountChangesUnderLoadKernelTest {
                 topo.serve(ep, 8080);
             }
             Netns clients = topo.pod(CLIENTS.toArray(new String[0]));
-            long synRetransmitsBefore = synRetransmits(clients);
+            long synRetransmitsBefore = ConnectingClients.synRetransmits(clients);
             Syncer syncer = new Syncer(nft, new NftRenderer(AffinityAcrossChangesKernelTest.config()), "nftproxy");
             // The syncer's time jumps past what earlier changes keep before each change to no
             // endpoint, as after a quiet while: that change then keeps nothing at all.
@@ -106,7 +105,6 @@ class CountChangesUnderLoadKernelTest {
             // be answered by an endpoint of any state in force while it was made, no other.
             ConcurrentSkipListMap<Long, Integer> inForce = new ConcurrentSkipListMap<>();
             inForce.put(Long.MIN_VALUE, COUNTS[0]);
-            AtomicBoolean stop = new AtomicBoolean();
             AtomicInteger answered = new AtomicInteger();
             Queue failures = new Queue();
             Map<String, Integer> byEndpoint = new ConcurrentHashMap<>();
@@ -114,41 +112,28 @@ class CountChangesUnderLoadKernelTest {
             ConcurrentLinkedQueue<long[]> made = new ConcurrentLinkedQueue<>();
             // Each refused one: when it began and ended.
             ConcurrentLinkedQueue<long[]> refused = new ConcurrentLinkedQueue<>();
-            List<Thread> threads = new ArrayList<>();
-            for (String client : CLIENTS) {
-                Thread t = new Thread(() -> {
-                    // Source ports in turn, none twice: a port given again may meet its server's
-                    // TIME_WAIT, whose answer to the SYN makes TCP retry it, which would count below.
-                    int sourcePort = FIRST_SOURCE_PORT;
-                    while (!stop.get() && sourcePort < 65536) {
-                        try {
-                            long t0 = System.nanoTime();
-                            var o = topo.tcp(clients, client, sourcePort++, CLUSTER_IP, 80);
-                            long t1 = System.nanoTime();
-                            if (o.result() == REFUSED) {
-                                refused.add(new long[] {t0, t1});
-                            } else if (o.result() != ANSWERED) {
-                                failures.add(client + ": " + o);
-                            } else {
-                                answered.incrementAndGet();
-                                byEndpoint.merge(o.answeredBy(), 1, Integer::sum);
-                                int index = EPS.indexOf(o.answeredBy().substring(0, o.answeredBy().indexOf(':')));
-                                if (index < 0) {
-                                    failures.add(client + ": " + o + ", not an endpoint of the service");
-                                } else {
-                                    made.add(new long[] {t0, t1, index});
-                                }
-                            }
-                        } catch (Exception e) {
-                            failures.add(client + ": " + e);
-                        }
-                    }
-                }, "client-" + client);
-                t.start();
-                threads.add(t);
-            }
+            List<ConnectingClients.Client> each = CLIENTS.stream()
+                    .map(c -> new ConnectingClients.Client(c, FIRST_SOURCE_PORT, 65_536)).toList();
             int syncs = 0;
-            try {
+            try (ConnectingClients load = new ConnectingClients(topo, clients, each, CLUSTER_IP, 80, c -> {
+                var o = c.outcome();
+                if (o == null) {
+                    failures.add(c.client().source() + ": " + c.error());
+                } else if (o.result() == REFUSED) {
+                    refused.add(new long[] {c.began(), c.ended()});
+                } else if (o.result() != ANSWERED) {
+                    failures.add(c.client().source() + ": " + o);
+                } else {
+                    answered.incrementAndGet();
+                    byEndpoint.merge(o.answeredBy(), 1, Integer::sum);
+                    int index = EPS.indexOf(o.answeredBy().substring(0, o.answeredBy().indexOf(':')));
+                    if (index < 0) {
+                        failures.add(c.client().source() + ": " + o + ", not an endpoint of the service");
+                    } else {
+                        made.add(new long[] {c.began(), c.ended(), index});
+                    }
+                }
+            })) {
                 // Partial syncs as fast as the kernel takes them, the counts round and round,
                 // until the clients have made enough connections across them.
                 long deadline = System.nanoTime() + 60_000_000_000L;
@@ -159,11 +144,6 @@ class CountChangesUnderLoadKernelTest {
                     }
                     syncer.sync(state(count, sticky, neighbour), Set.of(ID));
                     inForce.put(System.nanoTime(), count);
-                }
-            } finally {
-                stop.set(true);
-                for (Thread t : threads) {
-                    t.join();
                 }
             }
             // Checked once every count's time is known: a commit may take effect before its sync returns.
@@ -180,7 +160,7 @@ class CountChangesUnderLoadKernelTest {
             }
             // A first SYN lost (dropped, or its refusal's ICMP) is answered by TCP's retry a
             // second later, and the clients' kernel counts the retry.
-            long retried = synRetransmits(clients) - synRetransmitsBefore;
+            long retried = ConnectingClients.synRetransmits(clients) - synRetransmitsBefore;
             if (retried != 0) {
                 failures.add(retried + " SYNs sent again: connections lost once, answered by TCP's retry");
             }
@@ -203,13 +183,6 @@ class CountChangesUnderLoadKernelTest {
         Long to = inForce.ceilingKey(t1);
         return inForce.subMap(from, true, to == null ? inForce.lastKey() : to, true).values().stream()
                 .mapToInt(Integer::intValue).max().orElseThrow();
-    }
-
-    /** The SYNs a namespace's TCP sent again (TcpExt TCPSynRetrans in its /proc/net/netstat). */
-    static long synRetransmits(Netns ns) {
-        List<String> lines = ns.exec("cat", "/proc/net/netstat").lines().filter(l -> l.startsWith("TcpExt:")).toList();
-        List<String> names = List.of(lines.get(0).split("\\s+"));
-        return Long.parseLong(lines.get(1).split("\\s+")[names.indexOf("TCPSynRetrans")]);
     }
 
     /** The fewest endpoints of the states in force from t0 to t1 (see {@link #most}). */

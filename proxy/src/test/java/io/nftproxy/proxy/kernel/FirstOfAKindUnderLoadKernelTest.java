@@ -4,13 +4,11 @@ import static io.nftproxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -63,36 +61,25 @@ class FirstOfAKindUnderLoadKernelTest {
             AtomicLong skipped = new AtomicLong();
             syncer.clock(() -> System.nanoTime() + skipped.get());
             syncer.sync(state(false), null);
-            long synRetransmitsBefore = CountChangesUnderLoadKernelTest.synRetransmits(topo.ext);
+            long synRetransmitsBefore = ConnectingClients.synRetransmits(topo.ext);
 
-            AtomicBoolean stop = new AtomicBoolean();
             AtomicInteger answered = new AtomicInteger();
             ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
             Map<String, Integer> byEndpoint = new ConcurrentHashMap<>();
-            List<Thread> threads = new ArrayList<>();
-            for (int c = 0; c < 2; c++) {
-                int firstPort = 20_000 + c * 20_000;
-                Thread t = new Thread(() -> {
-                    // Source ports in turn, none twice (see CountChangesUnderLoadKernelTest).
-                    for (int port = firstPort; !stop.get() && port < firstPort + 20_000; port++) {
-                        try {
-                            var o = topo.tcp(topo.ext, Topology.EXT_IP, port, EXTERNAL_IP, 80);
-                            if (o.result() != ANSWERED) {
-                                failures.add(o.toString());
-                            } else {
-                                answered.incrementAndGet();
-                                byEndpoint.merge(o.answeredBy(), 1, Integer::sum);
-                            }
-                        } catch (Exception e) {
-                            failures.add(e.toString());
-                        }
-                    }
-                }, "client-" + c);
-                t.start();
-                threads.add(t);
-            }
+            // Two clients from outside, each with twenty thousand source ports of its own.
+            List<ConnectingClients.Client> two = List.of(new ConnectingClients.Client(Topology.EXT_IP, 20_000, 40_000),
+                    new ConnectingClients.Client(Topology.EXT_IP, 40_000, 60_000));
             int cycles = 0;
-            try {
+            try (ConnectingClients load = new ConnectingClients(topo, topo.ext, two, EXTERNAL_IP, 80, c -> {
+                if (c.outcome() == null) {
+                    failures.add(c.error().toString());
+                } else if (c.outcome().result() != ANSWERED) {
+                    failures.add(c.outcome().toString());
+                } else {
+                    answered.incrementAndGet();
+                    byEndpoint.merge(c.outcome().answeredBy(), 1, Integer::sum);
+                }
+            })) {
                 long deadline = System.nanoTime() + 60_000_000_000L;
                 while ((answered.get() < 3_000 || cycles < 200) && System.nanoTime() < deadline) {
                     syncer.sync(state(true), Set.of(ID));
@@ -101,13 +88,8 @@ class FirstOfAKindUnderLoadKernelTest {
                     syncer.sync(state(false), Set.of());
                     cycles++;
                 }
-            } finally {
-                stop.set(true);
-                for (Thread t : threads) {
-                    t.join();
-                }
             }
-            long retried = CountChangesUnderLoadKernelTest.synRetransmits(topo.ext) - synRetransmitsBefore;
+            long retried = ConnectingClients.synRetransmits(topo.ext) - synRetransmitsBefore;
             if (retried != 0) {
                 failures.add(retried + " SYNs sent again: connections lost once, answered by TCP's retry");
             }
