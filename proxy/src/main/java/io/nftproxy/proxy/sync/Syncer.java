@@ -565,7 +565,7 @@ public final class Syncer implements Backend {
     }
 
     /**
-     * The globals' changes of a partial sync that only add chains and sets (a kind's first
+     * The globals' changes of a partial sync (or a re-assertion's) that only add chains and sets (a kind's first
      * frontend brings its tree, a port's count its bucket), to commit before the elements that
      * lead into them; null when there are none, or nothing else changes. In one transaction, a
      * connection whose first packet crosses the commit can find the frontend's new elements (a
@@ -579,7 +579,8 @@ public final class Syncer implements Backend {
      * elements go.
      */
     private Map<IpFamily, Map<Contributor, Fragment>> structureFirst(Plan plan, Rendered r) {
-        if (plan.kind() != Kind.PARTIAL || !r.fresh().isEmpty()) {
+        // A partial sync's, or the change a re-assertion sends first as a partial sync would.
+        if (plan.kind() == Kind.REPLACE || !r.fresh().isEmpty()) {
             return null;
         }
         Map<IpFamily, Map<Contributor, Fragment>> out = new EnumMap<>(IpFamily.class);

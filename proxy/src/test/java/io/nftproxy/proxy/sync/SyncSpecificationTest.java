@@ -322,6 +322,21 @@ class SyncSpecificationTest {
         assertEquals(before.rules().size(), after.rules().size(), "the same rules, once each");
     }
 
+    /** A re-assertion's change that brings chains (a bucket of counts) sends them first too, then its elements, then the rest. */
+    @Test
+    void aReassertionsChangeBringsItsStructureFirst() throws Exception {
+        List<Endpoint> nine = new ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            nine.add(ep("10.244.1." + (2 + i), "node-b"));
+        }
+        endpoints.put(WEB, nine);
+        syncer.sync(new ProxyState(services, endpoints, node), null);
+        assertTrue(sent.get(0).contains("add chain ip nftproxy ip-pick-9-16"), sent.get(0));
+        assertTrue(sent.get(0).lines().noneMatch(l -> l.startsWith("add element") || l.startsWith("delete element")), sent.get(0));
+        assertTrue(sent.get(1).contains("add element ip nftproxy service-endpoints-9-16"), sent.get(1));
+        assertTrue(sent.size() > 2, "then everything we hold again: " + sent.size());
+    }
+
     @Test
     void aReassertionBringsBackAnElementSomeoneDeleted() throws Exception {
         SetElement clusterIp = kernel.listElements(Family.IP, "nftproxy", NftRenderer.CLUSTER_IPS).get(0);
