@@ -82,7 +82,7 @@ public final class Transitions {
      * {@code declared}: the on-demand sets the old generation declares (its trees' shape).
      */
     public static Fragment between(Fragment old, Fragment neu, Set<String> declared) {
-        return between(old, neu, declared, Elsewhere.NONE, NOTHING_KEPT);
+        return between(old, neu, declared, Elsewhere.NONE, NOTHING_KEPT, true);
     }
 
     /** Which elements earlier changes keep, by set and key: what {@link #between} must not leave a crossing packet. */
@@ -98,13 +98,7 @@ public final class Transitions {
      * ({@code elsewhere}: a Service's port renamed, a ClusterIP or NodePort given to another
      * Service): its new count and endpoints are that port's; {@code kept}: what earlier changes
      * keep, still in place.
-     */
-    public static Fragment between(Fragment old, Fragment neu, Set<String> declared, Elsewhere elsewhere, Kept kept) {
-        return between(old, neu, declared, elsewhere, kept, true);
-    }
-
-    /**
-     * {@link #between}; {@code structureStays}: whether every on-demand set of the old fragment
+     * {@code structureStays}: whether every on-demand set of the old fragment
      * (its buckets' maps, its blocks: the part of a tree it picks through) is still declared after
      * the commit. When the commit takes that part away, every frontend keeps its elements, which
      * keep it declared until they go: measured with real packets, a commit that deleted the chains
@@ -134,7 +128,7 @@ public final class Transitions {
                     continue; // the same bits and indices: whatever the flip, one of the two counts
                 }
                 shape = shape != null ? shape : PickTree.Shape.of(kind, declared);
-                if (b == 0 && structureStays && answeredAfter(kind, front, old, next, news, elsewhere)
+                if (b == 0 && structureStays && answeredAfter(kind, front, old, next, elsewhere)
                         && !keptBelow(kind, shape, front, a, kept)) {
                     continue; // answered as after the commit: see the class's comment
                 }
@@ -198,13 +192,8 @@ public final class Transitions {
      * cluster-ips-check}), a NodePort in {@code filter-input}, forwarded traffic in {@code
      * filter-forward}.
      */
-    private static boolean answeredAfter(PickTree.Kind kind, Bytes front, Fragment old, Fragment next,
-                                         Map<PickTree.Kind, Map<Bytes, Run>> news, Elsewhere elsewhere) {
-        for (PickTree.Kind k : PickTree.Kind.values()) {
-            if (news.getOrDefault(k, Map.of()).containsKey(front) || elsewhere.run(k, front) != null) {
-                return false;
-            }
-        }
+    private static boolean answeredAfter(PickTree.Kind kind, Bytes front, Fragment old, Fragment next, Elsewhere elsewhere) {
+        // A frontend in a tree is among them too (FragmentBuilder#dispatched).
         if (sentOn(next, front) || elsewhere.sentOn(front)) {
             return false;
         }
