@@ -20,11 +20,11 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.nftproxy.proxy.cli.DryRunCliTest;
+import io.nftproxy.sandbox.PagingApiDispatcher;
 import io.nftproxy.sandbox.Sandbox;
 import io.nftproxy.testkit.Kernel;
 import io.nftproxy.testkit.TestNetns;
@@ -78,7 +78,7 @@ class ApiServerAwayKernelTest {
     void theProxyOutlivesItsApiServerAndSyncsWhenItAnswers(@TempDir Path dir) throws Exception {
         Kernel.require();
         KubernetesMockServer api = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(),
-                new KubernetesCrudDispatcher(), false);
+                new PagingApiDispatcher(), false);
         api.init(InetAddress.getLoopbackAddress(), 0);
         int health = NodeProcess.freePort();
         try (KubernetesClient admin = api.createClient(); TlsFront front = TlsFront.create(dir, api.getPort());

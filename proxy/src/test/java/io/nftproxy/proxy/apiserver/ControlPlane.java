@@ -8,13 +8,13 @@ import java.util.List;
 
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.config.KubeProxyConfigReaderTestAccess;
+import io.nftproxy.sandbox.PagingApiDispatcher;
 import io.nftproxy.testkit.TestNetns;
 
 /**
@@ -37,7 +37,7 @@ final class ControlPlane implements AutoCloseable {
 
     /** Everything up, the API server answering; {@code mode} goes into config.conf ("" as kubeadm leaves it). */
     ControlPlane(Path dir, String mode) throws Exception {
-        api = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(), false);
+        api = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new PagingApiDispatcher(), false);
         api.init(InetAddress.getLoopbackAddress(), 0);
         admin = api.createClient();
         cp = TestNetns.create("nftp-cp");

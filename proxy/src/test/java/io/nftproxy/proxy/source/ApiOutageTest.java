@@ -11,7 +11,6 @@ import java.util.concurrent.Callable;
 
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
@@ -19,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.sandbox.PagingApiDispatcher;
 import io.nftproxy.sandbox.Sandbox;
 
 /**
@@ -38,7 +38,7 @@ class ApiOutageTest {
 
     @Test
     void whatWasKnownStaysAndChangesMadeMeanwhileArriveAfterReconnecting() throws Exception {
-        KubernetesCrudDispatcher store = new KubernetesCrudDispatcher(); // the API's objects, kept across restarts
+        PagingApiDispatcher store = new PagingApiDispatcher(); // the API's objects, kept across restarts
         KubernetesMockServer first = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), store, false);
         first.init(InetAddress.getLoopbackAddress(), 0);
         int port = first.getPort();

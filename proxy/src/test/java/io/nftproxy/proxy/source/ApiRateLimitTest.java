@@ -11,13 +11,13 @@ import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.internal.MockDispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.nftproxy.sandbox.PagingApiDispatcher;
 
 /**
  * clientConnection.qps and burst reach the API server as kube-proxy's client-go limits them: with
@@ -26,7 +26,7 @@ import io.fabric8.mockwebserver.http.RecordedRequest;
  */
 class ApiRateLimitTest {
     /** The API's objects, with the time each request arrived. */
-    static final class TimedDispatcher extends KubernetesCrudDispatcher {
+    static final class TimedDispatcher extends PagingApiDispatcher {
         final List<Long> arrivals = new ArrayList<>();
         final List<String> lines = new ArrayList<>();
 

@@ -25,7 +25,6 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
@@ -49,6 +48,7 @@ import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncLoop;
 import io.nftproxy.proxy.sync.SyncResult;
 import io.nftproxy.proxy.sync.Syncer;
+import io.nftproxy.sandbox.PagingApiDispatcher;
 
 /**
  * The daemon's whole path, measured: a source (a watched directory of one file per service, or
@@ -240,7 +240,7 @@ public final class DaemonBench {
         // The mock server logs every request through java.util.logging; a bench run makes thousands.
         MOCK_LOG.setLevel(Level.WARNING);
         KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(),
-                new KubernetesCrudDispatcher(), false);
+                new PagingApiDispatcher(), false);
         server.init();
         try (KubernetesClient client = server.createClient()) {
             List<ServicePort> svcs = new ArrayList<>(state.services().values());

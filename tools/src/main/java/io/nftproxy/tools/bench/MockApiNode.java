@@ -17,7 +17,6 @@ import java.util.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
@@ -25,6 +24,7 @@ import io.fabric8.mockwebserver.MockWebServer;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.sandbox.PagingApiDispatcher;
 
 /**
  * A node and an API server at an address, as a node reaches its control plane: fabric8's mock API
@@ -57,7 +57,7 @@ final class MockApiNode implements AutoCloseable {
         long pid = ProcessHandle.current().pid();
         MockApiNode n = new MockApiNode("nftproxy-bench-api-" + pid, "nfpa" + (pid % 100000),
                 Files.createTempDirectory("nftproxy-bench-api"), new KubernetesMockServer(new Context(), new MockWebServer(),
-                        new HashMap<>(), new KubernetesCrudDispatcher(), false));
+                        new HashMap<>(), new PagingApiDispatcher(), false));
         try {
             CompareBench.exec("ip", "netns", "add", n.ns);
             CompareBench.exec("ip", "link", "add", n.hostDev, "type", "veth", "peer", "name", "eth0", "netns", n.ns);
