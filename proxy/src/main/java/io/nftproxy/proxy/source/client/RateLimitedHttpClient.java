@@ -23,7 +23,7 @@ import io.fabric8.kubernetes.client.http.WebSocket;
 
 /**
  * fabric8's HTTP client with kube-proxy's client-side rate limit: every request (a list, the
- * start of a watch, an event sent) takes a token from one {@link TokenBucket} shared by the
+ * start of a watch, an event sent; not a listing's later pages: {@link #laterPage}) takes a token from one {@link TokenBucket} shared by the
  * client and every client derived from it. A request without a token is not blocked on the
  * thread that sends it (fabric8 sends from its own event-loop threads, which must never wait):
  * it is sent later, from a timer, when its token is due.
@@ -75,15 +75,28 @@ public final class RateLimitedHttpClient implements HttpClient {
         return CompletableFuture.supplyAsync(send, later).thenCompose(f -> f);
     }
 
+    /**
+     * A listing's later pages (the requests that hand back its {@code continue} token) take no
+     * token of their own: the informers page their listings (see {@code KubernetesSource}) where
+     * kube-proxy's list once from the API server's cache, in one request, which its limit counts
+     * once. Counting each page would make a listing of 10,000 services wait seconds for tokens
+     * that kube-proxy never asks for.
+     */
+    static boolean laterPage(HttpRequest request) {
+        String query = request.uri().getRawQuery();
+        return query != null && (query.startsWith("continue=") || query.contains("&continue="));
+    }
+
     @Override
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, Class<T> type) {
-        return whenAllowed(() -> delegate.sendAsync(request, type));
+        return laterPage(request) ? delegate.sendAsync(request, type) : whenAllowed(() -> delegate.sendAsync(request, type));
     }
 
     @Override
     public CompletableFuture<HttpResponse<AsyncBody>> consumeBytes(HttpRequest request,
             AsyncBody.Consumer<List<ByteBuffer>> consumer) {
-        return whenAllowed(() -> delegate.consumeBytes(request, consumer));
+        return laterPage(request) ? delegate.consumeBytes(request, consumer)
+                : whenAllowed(() -> delegate.consumeBytes(request, consumer));
     }
 
     @Override

@@ -1,0 +1,84 @@
+package io.nftproxy.proxy.source;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.util.HashMap;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+
+/**
+ * Services and EndpointSlices are listed in pages, as an API server pages them when asked with a
+ * limit (see {@code KubernetesSource#LIST_PAGE}).
+ */
+class ApiListingTest {
+    /**
+     * 1,001 Services and as many EndpointSlices come in three pages each, and every one reaches
+     * the store. Only a listing's first page takes a rate-limit token: with eight tokens at once
+     * (the four listings' first pages, the four watches the start waits for) and the next one
+     * 100 s away, the four later pages would otherwise wait past the 60 s the start waits.
+     */
+    @Test
+    void listingsComeInPagesAndEveryObjectArrives() throws Exception {
+        ApiRateLimitTest.TimedDispatcher api = new ApiRateLimitTest.TimedDispatcher();
+        KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), api, false);
+        server.init(InetAddress.getLoopbackAddress(), 0);
+        int n = 2 * (int) KubernetesSource.LIST_PAGE + 1;
+        try (KubernetesClient setup = server.createClient()) {
+            for (int i = 0; i < n; i++) {
+                String ip = "10.96." + (i / 250) + "." + (i % 250 + 1);
+                setup.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("s" + i, ip)).create();
+                setup.discovery().v1().endpointSlices().inNamespace("shop")
+                        .resource(KubernetesSourceKernelTest.slice("s" + i, "10.244." + (i / 250) + "." + (i % 250 + 1))).create();
+            }
+            ObjectStore store = new ObjectStore("node-a");
+            synchronized (api) {
+                api.arrivals.clear();
+                api.lines.clear();
+            }
+            try (KubernetesSource source = new KubernetesSource(setup.getConfiguration(), store, 0.01f, 8)) {
+                try {
+                    source.start();
+                } catch (IOException e) {
+                    synchronized (api) {
+                        throw new AssertionError("the requests: " + api.lines, e);
+                    }
+                }
+                assertEquals(n, store.serviceCount(), "services in the store");
+                assertEquals(n, store.snapshot().state().services().size(), "service ports with their slices");
+                assertTrue(store.snapshot().state().services().values().stream()
+                        .allMatch(svc -> store.snapshot().state().endpointsOf(svc.id()).size() == 1), "every slice arrived");
+            }
+            List<String> pages = api.pages();
+            assertEquals(3, pages.stream().filter(p -> p.startsWith("/api/v1/services?")).count(), "services pages: " + pages);
+            assertEquals(3, pages.stream().filter(p -> p.startsWith("/apis/discovery.k8s.io/v1/endpointslices?")).count(),
+                    "endpoint slices pages: " + pages);
+        } finally {
+            destroy(server);
+        }
+    }
+
+    /**
+     * The mock server waits at its close for the streams still open on it, and may wait in
+     * vain: the JDK's HTTP client (17) cannot close its connections, and fabric8's close stops
+     * the client's executor, which may take the watches' stream resets with it. What the test
+     * asserts is said by then.
+     */
+    static void destroy(KubernetesMockServer server) {
+        try {
+            server.destroy();
+        } catch (IllegalStateException e) {
+            if (!String.valueOf(e.getMessage()).startsWith("Unable to close")) {
+                throw e;
+            }
+        }
+    }
+}
