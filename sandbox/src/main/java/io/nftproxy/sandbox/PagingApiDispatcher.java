@@ -1,5 +1,6 @@
 package io.nftproxy.sandbox;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URLDecoder;
@@ -9,8 +10,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
@@ -34,7 +36,7 @@ public class PagingApiDispatcher extends KubernetesCrudDispatcher {
     static final String VERSION = "{\"major\":\"1\",\"minor\":\"34\",\"gitVersion\":\"v1.34.0\",\"platform\":\"linux/amd64\"}";
     private final List<String> pages = new ArrayList<>();
     /** The listings being paged, by their request without limit and token: all their items. */
-    private final Map<String, ObjectNode> listings = new HashMap<>();
+    private final Map<String, Listing> listings = new HashMap<>();
 
     @Override
     public MockResponse handleGet(String path) {
@@ -65,46 +67,111 @@ public class PagingApiDispatcher extends KubernetesCrudDispatcher {
         try {
             // A listing's pages come from the one reading its first page made, as the API server
             // serves them from the listing's resource version (and the mock reads its objects once).
-            ObjectNode list;
+            Listing list;
             synchronized (listings) {
                 list = from == 0 ? null : listings.get(whole);
             }
             if (list == null) {
                 MockResponse response = super.handleGet(whole);
-                if (response.code() != 200 || !(JSON.readTree(response.getBody().getBytes()) instanceof ObjectNode read)
-                        || !(read.get("items") instanceof ArrayNode)) {
+                if (response.code() != 200 || (list = Listing.read(response.getBody().getBytes())) == null) {
                     return response; // an error, or one object rather than a list
                 }
-                list = read;
             }
-            ArrayNode items = (ArrayNode) list.get("items");
-            ObjectNode page = JSON.createObjectNode();
-            list.fields().forEachRemaining(f -> {
-                if (!f.getKey().equals("items")) {
-                    page.set(f.getKey(), f.getValue().deepCopy());
-                }
-            });
-            ArrayNode pageItems = page.putArray("items");
-            for (int i = from; i < Math.min(items.size(), from + limit); i++) {
-                pageItems.add(items.get(i));
-            }
-            ObjectNode meta = page.get("metadata") instanceof ObjectNode m ? m : page.putObject("metadata");
-            int next = from + pageItems.size();
+            int next = Math.min(list.size(), from + limit);
+            ObjectNode meta = list.metadata.deepCopy();
             synchronized (listings) {
-                if (next < items.size()) {
+                if (next < list.size()) {
                     meta.put("continue", Integer.toString(next));
-                    meta.put("remainingItemCount", items.size() - next);
+                    meta.put("remainingItemCount", list.size() - next);
                     listings.put(whole, list);
                 } else {
-                    meta.remove("continue");
-                    meta.remove("remainingItemCount");
                     listings.remove(whole);
                 }
                 pages.add(path);
             }
-            return new MockResponse().setResponseCode(200).setBody(JSON.writeValueAsBytes(page));
+            return new MockResponse().setResponseCode(200).setBody(list.page(from, next, meta));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * A list as the mock answered it: its items' bytes where they are in the answer (found by
+     * reading it once as tokens, not as a tree: a list of 10,000 slices is 12 MB), so that a page
+     * is its items' bytes copied between the list's other fields.
+     */
+    private static final class Listing {
+        final byte[] json;
+        final ObjectNode head;
+        final ObjectNode metadata;
+        final int[] starts;
+        final int[] ends;
+
+        private Listing(byte[] json, ObjectNode head, ObjectNode metadata, int[] starts, int[] ends) {
+            this.json = json;
+            this.head = head;
+            this.metadata = metadata;
+            this.starts = starts;
+            this.ends = ends;
+        }
+
+        int size() {
+            return starts.length;
+        }
+
+        static Listing read(byte[] json) throws IOException {
+            ObjectNode head = JSON.createObjectNode();
+            ObjectNode metadata = JSON.createObjectNode();
+            List<int[]> items = null;
+            try (JsonParser p = JSON.getFactory().createParser(json)) {
+                if (p.nextToken() != JsonToken.START_OBJECT) {
+                    return null;
+                }
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String field = p.currentName();
+                    JsonToken t = p.nextToken();
+                    if (field.equals("items") && t == JsonToken.START_ARRAY) {
+                        items = new ArrayList<>();
+                        while (p.nextToken() == JsonToken.START_OBJECT) {
+                            int start = (int) p.currentTokenLocation().getByteOffset();
+                            p.skipChildren();
+                            items.add(new int[] {start, (int) p.currentLocation().getByteOffset()});
+                        }
+                    } else if (field.equals("metadata") && t == JsonToken.START_OBJECT) {
+                        metadata = JSON.readTree(p);
+                    } else {
+                        head.set(field, JSON.readTree(p));
+                    }
+                }
+            }
+            if (items == null) {
+                return null;
+            }
+            int[] starts = new int[items.size()];
+            int[] ends = new int[items.size()];
+            for (int i = 0; i < starts.length; i++) {
+                starts[i] = items.get(i)[0];
+                ends[i] = items.get(i)[1];
+            }
+            return new Listing(json, head, metadata, starts, ends);
+        }
+
+        /** Items [from, to) between the list's fields, with this metadata. */
+        byte[] page(int from, int to, ObjectNode meta) throws IOException {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ObjectNode top = head.deepCopy();
+            top.set("metadata", meta);
+            byte[] fields = JSON.writeValueAsBytes(top);
+            out.write(fields, 0, fields.length - 1); // without its closing brace
+            out.write(",\"items\":[".getBytes(StandardCharsets.UTF_8));
+            for (int i = from; i < to; i++) {
+                if (i > from) {
+                    out.write(',');
+                }
+                out.write(json, starts[i], ends[i] - starts[i]);
+            }
+            out.write("]}".getBytes(StandardCharsets.UTF_8));
+            return out.toByteArray();
         }
     }
 
