@@ -101,7 +101,7 @@ class ImageKernelTest {
                 // The launcher's choices for a daemon, as measured in bench --footprint (docs/benchmarks.md):
                 // the JVM runs them, with the image's archive of the product's classes.
                 List<String> jvm = daemonJvmOptions(name);
-                for (String option : List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:TrimNativeHeapInterval=5000",
+                for (String option : List.of("-XX:+UseSerialGC", "-XX:NewRatio=8", "-XX:TieredStopAtLevel=1", "-XX:TrimNativeHeapInterval=5000",
                         "-XX:SharedArchiveFile=/opt/nftproxy/nftproxy.jsa")) {
                     assertTrue(jvm.contains(option), option + " in " + jvm);
                 }
