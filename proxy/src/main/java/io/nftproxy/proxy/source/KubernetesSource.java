@@ -80,6 +80,7 @@ public final class KubernetesSource implements Source {
     private SharedIndexInformer<Node> nodes;
     private SharedIndexInformer<ServiceCIDR> serviceCidrs;
     private boolean watchServiceCidrs = true;
+    private final AtomicLong resyncs = new AtomicLong();
 
     /** From a kubeconfig file, or in-cluster configuration when {@code kubeconfig} is null. */
     public KubernetesSource(Path kubeconfig, ObjectStore store) throws IOException {
@@ -362,6 +363,15 @@ public final class KubernetesSource implements Source {
             @Override
             public void onUpdate(T oldObj, T newObj) {
                 try {
+                    if (oldObj == newObj) {
+                        // A resync (every configSyncPeriod) hands each object over again as an update
+                        // of itself, and from the reduced store that object is rebuilt from its key and
+                        // resource version alone: no spec, no labels. Read as news it would take every
+                        // service's ports away until its next real change. Nothing changed, as
+                        // kube-proxy's handlers find on a resync.
+                        resyncs.incrementAndGet();
+                        return;
+                    }
                     upsert.accept(newObj);
                 } finally {
                     delivery.event();
@@ -377,6 +387,11 @@ public final class KubernetesSource implements Source {
                 }
             }
         };
+    }
+
+    /** Objects a resync handed over again (and that were rightly left as they were). */
+    long resyncsSeen() {
+        return resyncs.get();
     }
 
     private static String name(HasMetadata o) {

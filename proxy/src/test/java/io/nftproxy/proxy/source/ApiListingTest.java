@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 
@@ -14,6 +15,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
+import io.nftproxy.sandbox.PagingApiDispatcher;
+import io.nftproxy.sandbox.Sandbox;
 
 /**
  * Services and EndpointSlices are listed in pages, as an API server pages them when asked with a
@@ -61,6 +64,34 @@ class ApiListingTest {
             assertEquals(3, pages.stream().filter(p -> p.startsWith("/api/v1/services?")).count(), "services pages: " + pages);
             assertEquals(3, pages.stream().filter(p -> p.startsWith("/apis/discovery.k8s.io/v1/endpointslices?")).count(),
                     "endpoint slices pages: " + pages);
+        } finally {
+            destroy(server);
+        }
+    }
+
+    /**
+     * A resync hands every object over again, rebuilt by the reduced store from its key alone:
+     * the service keeps its port and its endpoint through resyncs (it lost them every
+     * configSyncPeriod before).
+     */
+    @Test
+    void aResyncChangesNothing() throws Exception {
+        PagingApiDispatcher api = new PagingApiDispatcher();
+        KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), api, false);
+        server.init(InetAddress.getLoopbackAddress(), 0);
+        try (KubernetesClient setup = server.createClient()) {
+            setup.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("cart", "10.96.7.1")).create();
+            setup.discovery().v1().endpointSlices().inNamespace("shop")
+                    .resource(KubernetesSourceKernelTest.slice("cart", "10.244.7.1")).create();
+            ObjectStore store = new ObjectStore("node-a");
+            try (KubernetesSource source = new KubernetesSource(setup.getConfiguration(), store)) {
+                source.resyncEvery(Duration.ofMillis(100));
+                source.start();
+                Sandbox.eventually(Duration.ofSeconds(20), () -> source.resyncsSeen() >= 4, "resyncs");
+                assertEquals(1, store.snapshot().state().services().size(), "the service port after resyncs");
+                assertTrue(store.snapshot().state().services().values().stream()
+                        .allMatch(svc -> store.snapshot().state().endpointsOf(svc.id()).size() == 1), "its endpoint");
+            }
         } finally {
             destroy(server);
         }
