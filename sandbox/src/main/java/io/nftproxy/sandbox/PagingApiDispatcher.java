@@ -21,8 +21,9 @@ import io.fabric8.mockwebserver.http.MockResponse;
 /**
  * fabric8's CRUD mock API server, answering its version and paging a listing as kube-apiserver
  * does: a list asked with {@code limit=N} answers at most N items and, while more remain, a
- * {@code continue} token that the next request hands back for the following page. The mock alone answers every item
- * whatever the limit, so a client's paging would go untried and unmeasured against it.
+ * {@code continue} token that the next request hands back for the following page. The mock
+ * alone answers every item whatever the limit, so a client's paging would go untried and
+ * unmeasured against it.
  *
  * <p>The token is the offset of the next item (opaque to clients, as the API server's is). The
  * pages of a listing are cut from the list its first page read, as kube-apiserver serves them

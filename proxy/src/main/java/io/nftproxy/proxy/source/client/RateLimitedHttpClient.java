@@ -24,8 +24,9 @@ import io.fabric8.kubernetes.client.http.WebSocket;
 /**
  * fabric8's HTTP client with kube-proxy's client-side rate limit: every request (a list, the
  * start of a watch, an event sent; not a listing's later pages: {@link #laterPage}) takes a
- * token from one {@link TokenBucket} shared by the client and every client derived from it. A request without a token is not blocked on the
- * thread that sends it (fabric8 sends from its own event-loop threads, which must never wait):
+ * token from one {@link TokenBucket} shared by the client and every client derived from it. A
+ * request without a token is not blocked on the thread that sends it (fabric8 sends from its own
+ * event-loop threads, which must never wait):
  * it is sent later, from a timer, when its token is due.
  */
 public final class RateLimitedHttpClient implements HttpClient {
