@@ -176,7 +176,8 @@ public final class KubernetesSource implements Source {
         // The API server applies the selection; KubeModel applies it again on arrival, so an
         // object whose labels move it out of the selection goes whichever way the news comes.
         String selector = store.selection().labelSelector();
-        services = client.services().inAnyNamespace().withLabelSelector(selector).withLimit(LIST_PAGE).runnableInformer(resyncMillis)
+        services = client.services().inAnyNamespace().withLabelSelector(selector).withLimit(LIST_PAGE)
+                .runnableInformer(resyncMillis)
                 .itemStore(reduced(Service.class, json));
         Delivery serviceEvents = new Delivery();
         services.addEventHandler(handler("Service", serviceEvents));
