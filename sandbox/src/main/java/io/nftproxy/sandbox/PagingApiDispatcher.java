@@ -6,7 +6,7 @@ import java.io.UncheckedIOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -25,18 +25,26 @@ import io.fabric8.mockwebserver.http.MockResponse;
  * alone answers every item whatever the limit, so a client's paging would go untried and
  * unmeasured against it.
  *
- * <p>The token is the offset of the next item (opaque to clients, as the API server's is). The
- * pages of a listing are cut from the list its first page read, as kube-apiserver serves them
- * from the listing's first resource version; that read is kept until the last page is asked (a
- * listing abandoned halfway keeps it until the same listing is asked again from its start).
+ * <p>The token names the listing and the offset of its next item (opaque to clients, as the API
+ * server's is). The pages of a listing are cut from the list its first page read, as
+ * kube-apiserver serves them from the listing's first resource version; that read is kept until
+ * its last page is asked, for each listing apart: clients paging the same query at once (three
+ * nodes starting against one API server) each get their own. A token the server no longer knows
+ * (a listing abandoned halfway and dropped, the server restarted) is answered 410 Gone, as
+ * kube-apiserver answers an expired one, and the client lists again from the start.
  */
 public class PagingApiDispatcher extends KubernetesCrudDispatcher {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** What kube-apiserver answers on /version (the mock pretends to be 1.34). */
     static final String VERSION = "{\"major\":\"1\",\"minor\":\"34\",\"gitVersion\":\"v1.34.0\",\"platform\":\"linux/amd64\"}";
     private final List<String> pages = new ArrayList<>();
-    /** The listings being paged, by their request without limit and token: all their items. */
-    private final Map<String, Listing> listings = new HashMap<>();
+    /**
+     * The listings being paged, by their id: all their items. At most {@link #KEPT} are kept, the
+     * oldest dropped first (a client that gave up halfway never asks for the rest).
+     */
+    private final Map<Long, Listing> listings = new LinkedHashMap<>();
+    private long lastListing;
+    static final int KEPT = 64;
 
     @Override
     public MockResponse handleGet(String path) {
@@ -49,14 +57,14 @@ public class PagingApiDispatcher extends KubernetesCrudDispatcher {
             return super.handleGet(path);
         }
         int limit = 0;
-        int from = 0;
+        String token = null;
         List<String> rest = new ArrayList<>();
         for (String param : path.substring(q + 1).split("&")) {
             String name = param.substring(0, Math.max(0, param.indexOf('=')));
             String value = URLDecoder.decode(param.substring(param.indexOf('=') + 1), StandardCharsets.UTF_8);
             switch (name) {
                 case "limit" -> limit = Integer.parseInt(value);
-                case "continue" -> from = Integer.parseInt(value);
+                case "continue" -> token = value;
                 default -> rest.add(param);
             }
         }
@@ -67,25 +75,45 @@ public class PagingApiDispatcher extends KubernetesCrudDispatcher {
         try {
             // A listing's pages come from the one reading its first page made, as the API server
             // serves them from the listing's resource version (and the mock reads its objects once).
+            long id;
+            int from;
             Listing list;
-            synchronized (listings) {
-                list = from == 0 ? null : listings.get(whole);
-            }
-            if (list == null) {
+            if (token == null) {
                 MockResponse response = super.handleGet(whole);
                 if (response.code() != 200 || (list = Listing.read(response.getBody().getBytes())) == null) {
                     return response; // an error, or one object rather than a list
+                }
+                from = 0;
+                synchronized (listings) {
+                    id = ++lastListing;
+                }
+            } else {
+                int colon = token.indexOf(':');
+                try {
+                    id = Long.parseLong(token.substring(0, Math.max(0, colon)));
+                    from = Integer.parseInt(token.substring(colon + 1));
+                } catch (NumberFormatException e) {
+                    return expired(token);
+                }
+                synchronized (listings) {
+                    list = listings.get(id);
+                }
+                if (list == null || from < 0 || from > list.size()) {
+                    return expired(token);
                 }
             }
             int next = Math.min(list.size(), from + limit);
             ObjectNode meta = list.metadata.deepCopy();
             synchronized (listings) {
                 if (next < list.size()) {
-                    meta.put("continue", Integer.toString(next));
+                    meta.put("continue", id + ":" + next);
                     meta.put("remainingItemCount", list.size() - next);
-                    listings.put(whole, list);
+                    listings.put(id, list);
+                    while (listings.size() > KEPT) {
+                        listings.remove(listings.keySet().iterator().next());
+                    }
                 } else {
-                    listings.remove(whole);
+                    listings.remove(id);
                 }
                 pages.add(path);
             }
@@ -93,6 +121,16 @@ public class PagingApiDispatcher extends KubernetesCrudDispatcher {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** What kube-apiserver answers a continue token it cannot serve any more. */
+    private static MockResponse expired(String token) {
+        ObjectNode status = JSON.createObjectNode();
+        status.put("kind", "Status").put("apiVersion", "v1").putObject("metadata");
+        status.put("status", "Failure").put("reason", "Expired").put("code", 410)
+                .put("message", "The provided continue parameter is too old to display a consistent list result. "
+                        + "You can start a new list without the continue parameter (" + token + ")");
+        return new MockResponse().setResponseCode(410).setBody(status.toString());
     }
 
     /**

@@ -1,17 +1,23 @@
 package io.nftproxy.proxy.source;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceList;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
@@ -64,6 +70,53 @@ class ApiListingTest {
             assertEquals(3, pages.stream().filter(p -> p.startsWith("/api/v1/services?")).count(), "services pages: " + pages);
             assertEquals(3, pages.stream().filter(p -> p.startsWith("/apis/discovery.k8s.io/v1/endpointslices?")).count(),
                     "endpoint slices pages: " + pages);
+        } finally {
+            destroy(server);
+        }
+    }
+
+    /**
+     * The tests' API server pages each listing apart, as kube-apiserver does: two listings of the
+     * same query paged at once (nodes starting together) each get the objects there were when it
+     * started, once each, and a token
+     * it does not know is 410 Gone, after which a client lists again from the start.
+     */
+    @Test
+    void theTestApiServerPagesEachListingApart() throws Exception {
+        PagingApiDispatcher api = new PagingApiDispatcher();
+        KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), api, false);
+        server.init(InetAddress.getLoopbackAddress(), 0);
+        try (KubernetesClient client = server.createClient()) {
+            for (int i = 0; i < 5; i++) {
+                client.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("s" + i, "10.96.0." + (i + 1)))
+                        .create();
+            }
+            // The first listing starts, a service is added, the second starts: each is paged from
+            // what was there when it started, however their pages interleave.
+            List<List<String>> seen = List.of(new ArrayList<>(), new ArrayList<>());
+            String[] next = new String[2];
+            for (int round = 0; round < 3; round++) {
+                for (int who = 0; who < 2; who++) {
+                    if (round > 0 && next[who] == null) {
+                        continue;
+                    }
+                    ServiceList page = client.services().inAnyNamespace()
+                            .list(new ListOptionsBuilder().withLimit(2L).withContinue(next[who]).build());
+                    for (Service svc : page.getItems()) {
+                        seen.get(who).add(svc.getMetadata().getName());
+                    }
+                    next[who] = page.getMetadata().getContinue();
+                    if (round == 0 && who == 0) {
+                        client.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("s5", "10.96.0.6"))
+                                .create();
+                    }
+                }
+            }
+            assertEquals(List.of("s0", "s1", "s2", "s3", "s4"), seen.get(0).stream().sorted().toList(), "the first listing");
+            assertEquals(List.of("s0", "s1", "s2", "s3", "s4", "s5"), seen.get(1).stream().sorted().toList(), "the second");
+            KubernetesClientException gone = assertThrows(KubernetesClientException.class, () -> client.services().inAnyNamespace()
+                    .list(new ListOptionsBuilder().withLimit(2L).withContinue("99:2").build()));
+            assertEquals(410, gone.getCode(), "an unknown continue token");
         } finally {
             destroy(server);
         }
