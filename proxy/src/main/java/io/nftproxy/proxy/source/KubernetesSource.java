@@ -195,11 +195,12 @@ public final class KubernetesSource implements Source {
             serviceCidrs = client.network().v1().serviceCIDRs().runnableInformer(resyncMillis);
             Delivery cidrEvents = new Delivery();
             serviceCidrs.addEventHandler(handler("ServiceCIDR", cidrEvents));
-            listed.add(startServiceCidrs().thenCompose(v -> cidrEvents.after(serviceCidrs)));
+            listed.add(startServiceCidrs()
+                    .thenCompose(served -> served ? cidrEvents.delivered() : CompletableFuture.completedFuture(null)));
         }
-        listed.add(start(services, "services").thenCompose(v -> serviceEvents.after(services)));
-        listed.add(start(slices, "endpointslices").thenCompose(v -> sliceEvents.after(slices)));
-        listed.add(start(nodes, "node " + node).thenCompose(v -> nodeEvents.after(nodes)).thenRun(() -> {
+        listed.add(start(services, "services").thenCompose(v -> serviceEvents.delivered()));
+        listed.add(start(slices, "endpointslices").thenCompose(v -> sliceEvents.delivered()));
+        listed.add(start(nodes, "node " + node).thenCompose(v -> nodeEvents.delivered()).thenRun(() -> {
             if (store.nodeMissing()) {
                 LOG.warn("no Node named '{}' in the cluster: NodePorts are served on no address of it and /healthz answers"
                         + " 503 until it appears (is --hostname-override / hostnameOverride this node's name?)", node);
@@ -246,9 +247,10 @@ public final class KubernetesSource implements Source {
     /**
      * ServiceCIDRs are GA since Kubernetes 1.33 (system:node-proxier may list and watch them): an
      * API server that does not serve them, or does not let us read them, is said once and the
-     * proxy goes on without them, as with no ServiceCIDR at all.
+     * proxy goes on without them, as with no ServiceCIDR at all. Completes with whether they are
+     * served (listed, and watched from then on).
      */
-    private CompletableFuture<Void> startServiceCidrs() {
+    private CompletableFuture<Boolean> startServiceCidrs() {
         serviceCidrs.exceptionHandler((started, t) -> {
             if (closed) {
                 return false;
@@ -262,7 +264,7 @@ public final class KubernetesSource implements Source {
                     reason(t));
             return true;
         });
-        return serviceCidrs.start().toCompletableFuture().exceptionally(e -> null);
+        return serviceCidrs.start().toCompletableFuture().thenApply(v -> true).exceptionally(e -> false);
     }
 
     private CompletableFuture<Void> start(SharedIndexInformer<?> informer, String what) {
@@ -321,25 +323,20 @@ public final class KubernetesSource implements Source {
      * When an informer's listing has reached our store: the client hands events to handlers on a
      * thread of its own, after its own store has the objects, so "listed" is not yet "delivered".
      * A first sync before it would program a part of the cluster (as client-go's handler
-     * registrations' HasSynced guards kube-proxy against). Complete once the handler has seen at
-     * least as many events as the informer's store holds objects when its listing completed.
+     * registrations' HasSynced guards kube-proxy against). The client tells each handler when a
+     * listing is over ({@code onList}), on the same thread and after that listing's events, so
+     * that is when it is delivered. (Counting events against the store's size, as this did
+     * before, could complete early when a later page failed and the listing started again: the
+     * second attempt's updates counted on top of the first's adds.)
      */
     static final class Delivery {
-        private final AtomicLong seen = new AtomicLong();
-        private volatile long target = Long.MAX_VALUE;
         private final CompletableFuture<Void> done = new CompletableFuture<>();
 
-        void event() {
-            if (seen.incrementAndGet() >= target) {
-                done.complete(null);
-            }
+        void listed() {
+            done.complete(null);
         }
 
-        CompletableFuture<Void> after(SharedIndexInformer<?> informer) {
-            target = informer.getStore().list().size();
-            if (seen.get() >= target) {
-                done.complete(null);
-            }
+        CompletableFuture<Void> delivered() {
             return done;
         }
     }
@@ -353,39 +350,32 @@ public final class KubernetesSource implements Source {
         };
         return new ResourceEventHandler<>() {
             @Override
+            public void onList(String resourceVersion, boolean remainedEmpty) {
+                delivery.listed();
+            }
+
+            @Override
             public void onAdd(T obj) {
-                try {
-                    upsert.accept(obj);
-                } finally {
-                    delivery.event();
-                }
+                upsert.accept(obj);
             }
 
             @Override
             public void onUpdate(T oldObj, T newObj) {
-                try {
-                    if (oldObj == newObj) {
-                        // A resync (every configSyncPeriod) hands each object over again as an update
-                        // of itself, and from the reduced store that object is rebuilt from its key and
-                        // resource version alone: no spec, no labels. Read as news it would take every
-                        // service's ports away until its next real change. Nothing changed, as
-                        // kube-proxy's handlers find on a resync.
-                        resyncs.incrementAndGet();
-                        return;
-                    }
-                    upsert.accept(newObj);
-                } finally {
-                    delivery.event();
+                if (oldObj == newObj) {
+                    // A resync (every configSyncPeriod) hands each object over again as an update
+                    // of itself, and from the reduced store that object is rebuilt from its key and
+                    // resource version alone: no spec, no labels. Read as news it would take every
+                    // service's ports away until its next real change. Nothing changed, as
+                    // kube-proxy's handlers find on a resync.
+                    resyncs.incrementAndGet();
+                    return;
                 }
+                upsert.accept(newObj);
             }
 
             @Override
             public void onDelete(T obj, boolean deletedFinalStateUnknown) {
-                try {
-                    store.remove(key(kind, obj));
-                } finally {
-                    delivery.event();
-                }
+                store.remove(key(kind, obj));
             }
         };
     }

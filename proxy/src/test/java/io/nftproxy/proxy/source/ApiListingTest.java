@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.source;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,17 +11,24 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceList;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.http.MockResponse;
 import io.nftproxy.sandbox.PagingApiDispatcher;
 import io.nftproxy.sandbox.Sandbox;
 
@@ -70,6 +78,76 @@ class ApiListingTest {
             assertEquals(3, pages.stream().filter(p -> p.startsWith("/api/v1/services?")).count(), "services pages: " + pages);
             assertEquals(3, pages.stream().filter(p -> p.startsWith("/apis/discovery.k8s.io/v1/endpointslices?")).count(),
                     "endpoint slices pages: " + pages);
+        } finally {
+            destroy(server);
+        }
+    }
+
+    /**
+     * The start waits until the whole listing has reached the store, also when a listing failed
+     * halfway and started again. 501 services come in two pages; the first attempt's second page
+     * fails, a service of the first page changes before the second attempt (an update on top of
+     * the first attempt's adds), and the events after the listing's last news are held up. The
+     * start must not be over before they go on: counting events against the listing's size, as
+     * the start did before, said "delivered" there.
+     */
+    @Test
+    void aListingStartedAgainIsDeliveredWholeBeforeTheStartIsOver() throws Exception {
+        AtomicBoolean failed = new AtomicBoolean();
+        PagingApiDispatcher api = new PagingApiDispatcher() {
+            @Override
+            public MockResponse handleGet(String path) {
+                System.err.println("GET " + System.nanoTime() / 1000000 + " " + path);
+                if (path.startsWith("/api/v1/services?") && path.contains("continue=") && failed.compareAndSet(false, true)) {
+                    return new MockResponse().setResponseCode(500)
+                            .setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":500}");
+                }
+                return super.handleGet(path);
+            }
+        };
+        KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), api, false);
+        server.init(InetAddress.getLoopbackAddress(), 0);
+        int n = (int) KubernetesSource.LIST_PAGE + 1;
+        try (KubernetesClient setup = server.createClient()) {
+            for (int i = 0; i < n; i++) {
+                setup.services().inNamespace("shop")
+                        .resource(KubernetesSourceKernelTest.service("s" + i, "10.96." + (i / 250) + "." + (i % 250 + 1))).create();
+            }
+            ObjectStore store = new ObjectStore("node-a");
+            CompletableFuture<Void> started = new CompletableFuture<>();
+            AtomicBoolean startOverWhileHeldUp = new AtomicBoolean();
+            AtomicBoolean heldUp = new AtomicBoolean();
+            store.onChange(() -> {
+                // On the informer's event thread, once the listing's last news reached the store
+                // (every service, s0's port renamed; in whichever order the pages bring them):
+                // hold the events behind it up for as long as the start takes to be over (or 5 s).
+                if (store.serviceCount() == n && !heldUp.get() && store.snapshot().state().services().keySet().stream()
+                        .anyMatch(port -> port.name().equals("s0") && port.port().equals("web"))) {
+                    heldUp.set(true);
+                    try {
+                        started.get(5, TimeUnit.SECONDS);
+                    } catch (TimeoutException | InterruptedException | ExecutionException e) {
+                        // not over while held up: as it should be
+                    }
+                    startOverWhileHeldUp.set(started.isDone());
+                }
+            });
+            Config cfg = setup.getConfiguration();
+            cfg.setWatchReconnectInterval(3000); // the informer's retry: time to change a service first
+            try (KubernetesSource source = new KubernetesSource(cfg, store)) {
+                source.startWatching().whenComplete((v, t) -> started.complete(null));
+                Sandbox.eventually(Duration.ofSeconds(20), failed::get, "the second page failed once");
+                setup.services().inNamespace("shop").withName("s0").edit(svc -> {
+                    svc.getSpec().getPorts().get(0).setName("web");
+                    return svc;
+                });
+                System.err.println("EDITED at " + System.nanoTime() / 1000000 + " pages " + api.pages());
+                started.get(60, TimeUnit.SECONDS);
+                System.err.println("STARTED at " + System.nanoTime() / 1000000 + " pages " + api.pages());
+                assertTrue(heldUp.get(), "the start was over before the listing's last news reached the store");
+                assertFalse(startOverWhileHeldUp.get(), "the start was over before the listing had reached the store");
+                assertEquals(n, store.serviceCount(), "services in the store");
+            }
         } finally {
             destroy(server);
         }
