@@ -32,17 +32,28 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
     /** The key starts here in every element's bytes, after the bits and the length. */
     public static final int KEY_OFFSET = 2;
 
-    public static final PackedElements EMPTY = new PackedElements(new byte[0], new int[] {0}, 0);
+    public static final PackedElements EMPTY = new PackedElements(new byte[0], new int[] {0}, 0, 0);
 
     private final byte[] bytes;
-    /** Element i is bytes[offsets[i], offsets[i + 1]). */
+    /** Element i is bytes[offsets[first + i], offsets[first + i + 1]). */
     private final int[] offsets;
+    /**
+     * Where this list starts in {@link #offsets}: 0 for a list of its own, more for a list that is
+     * a run of a larger packing (see {@link PackedElementsBySet}).
+     */
+    private final int first;
     private final int size;
 
-    private PackedElements(byte[] bytes, int[] offsets, int size) {
+    private PackedElements(byte[] bytes, int[] offsets, int first, int size) {
         this.bytes = bytes;
         this.offsets = offsets;
+        this.first = first;
         this.size = size;
+    }
+
+    /** Elements first to first + size of a packing's arrays, as a list (they are not copied). */
+    static PackedElements run(byte[] bytes, int[] offsets, int first, int size) {
+        return size == 0 ? EMPTY : new PackedElements(bytes, offsets, first, size);
     }
 
     /** The same elements packed; a packed list is returned as it is. */
@@ -75,7 +86,8 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
     @Override
     public boolean equals(Object o) {
         if (o instanceof PackedElements p) {
-            return p.size == size && Arrays.equals(bytes, 0, offsets[size], p.bytes, 0, p.offsets[p.size]);
+            return p.size == size && Arrays.equals(bytes, offsets[first], offsets[first + size], p.bytes, p.offsets[p.first],
+                    p.offsets[p.first + p.size]);
         }
         return super.equals(o);
     }
@@ -90,11 +102,11 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
         if (i < 0 || i >= size) {
             throw new IndexOutOfBoundsException(i + " of " + size);
         }
-        return offsets[i];
+        return offsets[first + i];
     }
 
     public int length(int i) {
-        return offsets[i + 1] - offset(i);
+        return offsets[first + i + 1] - offset(i);
     }
 
     /** The shared array; read only. */
@@ -105,7 +117,7 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
     /** Element i alone, in its packed form. */
     public byte[] packed(int i) {
         int o = offset(i);
-        return Arrays.copyOfRange(bytes, o, offsets[i + 1]);
+        return Arrays.copyOfRange(bytes, o, offsets[first + i + 1]);
     }
 
     /** Adds elements to a new packed list, in order. */
@@ -149,7 +161,7 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
             }
             int end = offsets[size];
             return new PackedElements(end == bytes.length ? bytes : Arrays.copyOf(bytes, end),
-                    offsets.length == size + 1 ? offsets : Arrays.copyOf(offsets, size + 1), size);
+                    offsets.length == size + 1 ? offsets : Arrays.copyOf(offsets, size + 1), 0, size);
         }
 
         private void ensure(int more) {
@@ -177,7 +189,7 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
         return out;
     }
 
-    private static int packedLength(SetElement e) {
+    static int packedLength(SetElement e) {
         int n = KEY_OFFSET + e.key().length();
         if (e.key().length() > 0xff) {
             throw new IllegalArgumentException("a key of " + e.key().length() + " bytes is longer than any set's");
@@ -212,7 +224,7 @@ public final class PackedElements extends AbstractList<SetElement> implements Ra
         return n;
     }
 
-    private static void write(SetElement e, byte[] out, int o) {
+    static void write(SetElement e, byte[] out, int o) {
         int bits = (e.keyEnd() != null ? HAS_KEY_END : 0) | (e.data() instanceof Data.Value ? HAS_VALUE : 0)
                 | (e.data() instanceof Verdict ? HAS_VERDICT : 0) | (e.timeoutMs() != 0 ? HAS_TIMEOUT : 0)
                 | (e.expiresMs() != 0 ? HAS_EXPIRES : 0) | (e.flags() != 0 ? HAS_FLAGS : 0)

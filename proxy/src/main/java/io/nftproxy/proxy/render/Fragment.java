@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.Set;
 
 import io.nftproxy.netlink.nft.NftSet;
-import io.nftproxy.netlink.nft.PackedElements;
+import io.nftproxy.netlink.nft.PackedElementsBySet;
 import io.nftproxy.netlink.nft.SetElement;
 
 /**
@@ -24,15 +24,13 @@ public record Fragment(Map<String, DesiredChain> chains, Map<String, NftSet> set
 
     /**
      * The committed state keeps one fragment per service port for as long as the daemon runs, so
-     * elements are kept packed (see {@link PackedElements}) and the maps most services leave empty
-     * take no room.
+     * its elements are kept packed together (see {@link PackedElementsBySet}) and the maps most
+     * services leave empty take no room.
      */
     public Fragment {
         chains = chains.isEmpty() ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(chains));
         sets = sets.isEmpty() ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(sets));
-        Map<String, List<SetElement>> copy = new LinkedHashMap<>();
-        elements.forEach((k, v) -> copy.put(k, PackedElements.copyOf(v)));
-        elements = copy.isEmpty() ? Map.of() : Collections.unmodifiableMap(copy);
+        elements = PackedElementsBySet.copyOf(elements);
         unmanagedSets = Set.copyOf(unmanagedSets);
     }
 }
