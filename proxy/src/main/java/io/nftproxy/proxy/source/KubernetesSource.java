@@ -29,9 +29,7 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.informers.cache.ReducedStateItemStore;
 import io.fabric8.kubernetes.client.utils.HttpClientUtils;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.nftproxy.proxy.events.ApiEvents;
 import io.nftproxy.proxy.events.EventRecorder;
 import io.nftproxy.proxy.source.client.RateLimitedHttpClient;
@@ -40,7 +38,7 @@ import io.nftproxy.proxy.source.client.RateLimitedHttpClient;
  * A live cluster as the source: shared informers on Services, EndpointSlices and this node's Node
  * object, which list, watch, re-list after a lost watch and resync periodically. Each object is
  * converted to the compact model as it arrives; the informers' own caches keep only each object's
- * key and resource version (fabric8's reduced-state store), not the object.
+ * key and resource version ({@link KeyVersionStore}), not the object, and no index.
  */
 public final class KubernetesSource implements Source {
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesSource.class);
@@ -172,27 +170,28 @@ public final class KubernetesSource implements Source {
      * completes once each informer has listed once.
      */
     public CompletableFuture<Void> startWatching() {
-        KubernetesSerialization json = client.getKubernetesSerialization();
         // The API server applies the selection; KubeModel applies it again on arrival, so an
         // object whose labels move it out of the selection goes whichever way the news comes.
         String selector = store.selection().labelSelector();
         services = client.services().inAnyNamespace().withLabelSelector(selector).withLimit(LIST_PAGE)
                 .runnableInformer(resyncMillis)
-                .itemStore(reduced(Service.class, json));
+                .itemStore(new KeyVersionStore<>(Service::new)).removeNamespaceIndex();
         Delivery serviceEvents = new Delivery();
         services.addEventHandler(handler("Service", serviceEvents));
         slices = client.discovery().v1().endpointSlices().inAnyNamespace().withLabelSelector(selector).withLimit(LIST_PAGE)
                 .runnableInformer(resyncMillis)
-                .itemStore(reduced(EndpointSlice.class, json));
+                .itemStore(new KeyVersionStore<>(EndpointSlice::new)).removeNamespaceIndex();
         Delivery sliceEvents = new Delivery();
         slices.addEventHandler(handler("EndpointSlice", sliceEvents));
         String node = store.node().name();
-        nodes = client.nodes().withField("metadata.name", node).runnableInformer(resyncMillis);
+        nodes = client.nodes().withField("metadata.name", node).runnableInformer(resyncMillis)
+                .itemStore(new KeyVersionStore<>(Node::new)).removeNamespaceIndex();
         Delivery nodeEvents = new Delivery();
         nodes.addEventHandler(handler("Node", nodeEvents));
         List<CompletableFuture<Void>> listed = new ArrayList<>();
         if (watchServiceCidrs) {
-            serviceCidrs = client.network().v1().serviceCIDRs().runnableInformer(resyncMillis);
+            serviceCidrs = client.network().v1().serviceCIDRs().runnableInformer(resyncMillis)
+                    .itemStore(new KeyVersionStore<>(ServiceCIDR::new)).removeNamespaceIndex();
             Delivery cidrEvents = new Delivery();
             serviceCidrs.addEventHandler(handler("ServiceCIDR", cidrEvents));
             listed.add(startServiceCidrs()
@@ -207,8 +206,8 @@ public final class KubernetesSource implements Source {
             }
         }));
         return CompletableFuture.allOf(listed.toArray(CompletableFuture[]::new)).thenRun(() -> {
-            LOG.info("informers synced from {}: {} services, {} endpoint slices", server(), services.getStore().list().size(),
-                    slices.getStore().list().size());
+            LOG.info("informers synced from {}: {} services, {} endpoint slices", server(), services.getStore().listKeys().size(),
+                    slices.getStore().listKeys().size());
             watchWatches();
         });
     }
@@ -314,11 +313,6 @@ public final class KubernetesSource implements Source {
                 "StartKubeProxy", "Starting nftproxy (nf_tables over netlink)");
     }
 
-    /** An informer cache that keeps each object's key and resource version only: we keep the model. */
-    private static <T extends HasMetadata> ReducedStateItemStore<T> reduced(Class<T> type, KubernetesSerialization json) {
-        return new ReducedStateItemStore<>(ReducedStateItemStore.NAME_KEY_STATE, type, json);
-    }
-
     /**
      * When an informer's listing has reached our store: the client hands events to handlers on a
      * thread of its own, after its own store has the objects, so "listed" is not yet "delivered".
@@ -363,7 +357,7 @@ public final class KubernetesSource implements Source {
             public void onUpdate(T oldObj, T newObj) {
                 if (oldObj == newObj) {
                     // A resync (every configSyncPeriod) hands each object over again as an update
-                    // of itself, and from the reduced store that object is rebuilt from its key and
+                    // of itself, and from the informer's cache that object is rebuilt from its key and
                     // resource version alone: no spec, no labels. Read as news it would take every
                     // service's ports away until its next real change. Nothing changed, as
                     // kube-proxy's handlers find on a resync.
