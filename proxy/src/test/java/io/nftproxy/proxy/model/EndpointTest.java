@@ -76,4 +76,32 @@ class EndpointTest {
         assertThrows(NullPointerException.class, none::ip);
         assertThrows(NullPointerException.class, none::addressBytes);
     }
+
+    /** Port and conditions are held together: each reads back alone, over every combination and the port's range. */
+    @Test
+    void portAndConditionsReadBackApart() {
+        InetAddress a = Inet.parse("10.244.1.2");
+        for (int port : new int[] {0, 1, 8080, 65_535}) {
+            for (int c = 0; c < 8; c++) {
+                boolean ready = (c & 1) != 0;
+                boolean serving = (c & 2) != 0;
+                boolean terminating = (c & 4) != 0;
+                Endpoint e = new Endpoint(a, port, "node-a", null, ready, serving, terminating, null, null);
+                String what = port + "/" + c;
+                assertEquals(port, e.port(), what);
+                assertEquals(ready, e.ready(), what);
+                assertEquals(serving, e.serving(), what);
+                assertEquals(terminating, e.terminating(), what);
+                Endpoint moved = e.withPort(65_535 - port);
+                assertEquals(65_535 - port, moved.port(), what);
+                assertEquals(ready, moved.ready(), what);
+                assertEquals(serving, moved.serving(), what);
+                assertEquals(terminating, moved.terminating(), what);
+                assertEquals(e, moved.withPort(port), what);
+            }
+        }
+        assertNotEquals(Endpoint.ready(a, 80, "n"), new Endpoint(a, 80, "n", null, true, false, false, null, null));
+        assertThrows(IllegalArgumentException.class, () -> Endpoint.ready(a, 65_536, "n"));
+        assertThrows(IllegalArgumentException.class, () -> Endpoint.ready(a, -1, "n"));
+    }
 }
