@@ -30,8 +30,8 @@ import io.fabric8.mockwebserver.http.MockResponse;
  * kube-apiserver serves them from the listing's first resource version; that read is kept until
  * its last page is asked, for each listing apart: clients paging the same query at once (three
  * nodes starting against one API server) each get their own. A token the server no longer knows
- * (a listing abandoned halfway and dropped, the server restarted) is answered 410 Gone, as
- * kube-apiserver answers an expired one, and the client lists again from the start.
+ * (a listing abandoned halfway and dropped since), or one handed to another query, is answered
+ * 410 Gone, as kube-apiserver answers an expired one, and the client lists again from the start.
  */
 public class PagingApiDispatcher extends KubernetesCrudDispatcher {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -40,9 +40,10 @@ public class PagingApiDispatcher extends KubernetesCrudDispatcher {
     private final List<String> pages = new ArrayList<>();
     /**
      * The listings being paged, by their id: all their items. At most {@link #KEPT} are kept, the
-     * oldest dropped first (a client that gave up halfway never asks for the rest).
+     * one asked least recently dropped first (a client that gave up halfway never asks for the
+     * rest).
      */
-    private final Map<Long, Listing> listings = new LinkedHashMap<>();
+    private final Map<Long, Listing> listings = new LinkedHashMap<>(16, 0.75f, true);
     private long lastListing;
     static final int KEPT = 64;
 
@@ -80,7 +81,7 @@ public class PagingApiDispatcher extends KubernetesCrudDispatcher {
             Listing list;
             if (token == null) {
                 MockResponse response = super.handleGet(whole);
-                if (response.code() != 200 || (list = Listing.read(response.getBody().getBytes())) == null) {
+                if (response.code() != 200 || (list = Listing.read(whole, response.getBody().getBytes())) == null) {
                     return response; // an error, or one object rather than a list
                 }
                 from = 0;
@@ -98,7 +99,7 @@ public class PagingApiDispatcher extends KubernetesCrudDispatcher {
                 synchronized (listings) {
                     list = listings.get(id);
                 }
-                if (list == null || from < 0 || from > list.size()) {
+                if (list == null || !list.query.equals(whole) || from < 0 || from > list.size()) {
                     return expired(token);
                 }
             }
@@ -139,13 +140,16 @@ public class PagingApiDispatcher extends KubernetesCrudDispatcher {
      * is its items' bytes copied between the list's other fields.
      */
     private static final class Listing {
+        /** The request it answers, without limit and token: a token serves only its own query. */
+        final String query;
         final byte[] json;
         final ObjectNode head;
         final ObjectNode metadata;
         final int[] starts;
         final int[] ends;
 
-        private Listing(byte[] json, ObjectNode head, ObjectNode metadata, int[] starts, int[] ends) {
+        private Listing(String query, byte[] json, ObjectNode head, ObjectNode metadata, int[] starts, int[] ends) {
+            this.query = query;
             this.json = json;
             this.head = head;
             this.metadata = metadata;
@@ -157,7 +161,7 @@ public class PagingApiDispatcher extends KubernetesCrudDispatcher {
             return starts.length;
         }
 
-        static Listing read(byte[] json) throws IOException {
+        static Listing read(String query, byte[] json) throws IOException {
             ObjectNode head = JSON.createObjectNode();
             ObjectNode metadata = JSON.createObjectNode();
             List<int[]> items = null;
@@ -191,7 +195,7 @@ public class PagingApiDispatcher extends KubernetesCrudDispatcher {
                 starts[i] = items.get(i)[0];
                 ends[i] = items.get(i)[1];
             }
-            return new Listing(json, head, metadata, starts, ends);
+            return new Listing(query, json, head, metadata, starts, ends);
         }
 
         /** Items [from, to) between the list's fields, with this metadata. */

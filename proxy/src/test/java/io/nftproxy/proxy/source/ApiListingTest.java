@@ -156,8 +156,8 @@ class ApiListingTest {
     /**
      * The tests' API server pages each listing apart, as kube-apiserver does: two listings of the
      * same query paged at once (nodes starting together) each get the objects there were when it
-     * started, once each, and a token
-     * it does not know is 410 Gone, after which a client lists again from the start.
+     * started, once each, and a token it does not know (or of another query) is 410 Gone, after
+     * which a client lists again from the start.
      */
     @Test
     void theTestApiServerPagesEachListingApart() throws Exception {
@@ -195,6 +195,11 @@ class ApiListingTest {
             KubernetesClientException gone = assertThrows(KubernetesClientException.class, () -> client.services().inAnyNamespace()
                     .list(new ListOptionsBuilder().withLimit(2L).withContinue("99:2").build()));
             assertEquals(410, gone.getCode(), "an unknown continue token");
+            String token = client.services().inAnyNamespace().list(new ListOptionsBuilder().withLimit(2L).build()).getMetadata()
+                    .getContinue();
+            KubernetesClientException elsewhere = assertThrows(KubernetesClientException.class, () -> client.services()
+                    .inNamespace("shop").list(new ListOptionsBuilder().withLimit(2L).withContinue(token).build()));
+            assertEquals(410, elsewhere.getCode(), "a token handed to another query");
         } finally {
             destroy(server);
         }
