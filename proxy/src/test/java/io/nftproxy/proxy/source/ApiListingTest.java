@@ -46,8 +46,7 @@ class ApiListingTest {
     @Test
     void listingsComeInPagesAndEveryObjectArrives() throws Exception {
         ApiRateLimitTest.TimedDispatcher api = new ApiRateLimitTest.TimedDispatcher();
-        KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), api, false);
-        server.init(InetAddress.getLoopbackAddress(), 0);
+        KubernetesMockServer server = serve(api);
         int n = 2 * (int) KubernetesSource.LIST_PAGE + 1;
         try (KubernetesClient setup = server.createClient()) {
             for (int i = 0; i < n; i++) {
@@ -105,8 +104,7 @@ class ApiListingTest {
                 return super.handleGet(path);
             }
         };
-        KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), api, false);
-        server.init(InetAddress.getLoopbackAddress(), 0);
+        KubernetesMockServer server = serve(api);
         int n = (int) KubernetesSource.LIST_PAGE + 1;
         try (KubernetesClient setup = server.createClient()) {
             for (int i = 0; i < n; i++) {
@@ -162,8 +160,7 @@ class ApiListingTest {
     @Test
     void theTestApiServerPagesEachListingApart() throws Exception {
         PagingApiDispatcher api = new PagingApiDispatcher();
-        KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), api, false);
-        server.init(InetAddress.getLoopbackAddress(), 0);
+        KubernetesMockServer server = serve(api);
         try (KubernetesClient client = server.createClient()) {
             for (int i = 0; i < 5; i++) {
                 client.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("s" + i, "10.96.0." + (i + 1)))
@@ -206,15 +203,14 @@ class ApiListingTest {
     }
 
     /**
-     * A resync hands every object over again, rebuilt by the reduced store from its key alone:
+     * A resync hands every object over again, rebuilt by the informer's cache from its key alone:
      * the service keeps its port and its endpoint through resyncs (it lost them every
      * configSyncPeriod before).
      */
     @Test
     void aResyncChangesNothing() throws Exception {
         PagingApiDispatcher api = new PagingApiDispatcher();
-        KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), api, false);
-        server.init(InetAddress.getLoopbackAddress(), 0);
+        KubernetesMockServer server = serve(api);
         try (KubernetesClient setup = server.createClient()) {
             setup.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("cart", "10.96.7.1")).create();
             setup.discovery().v1().endpointSlices().inNamespace("shop")
@@ -231,6 +227,13 @@ class ApiListingTest {
         } finally {
             destroy(server);
         }
+    }
+
+    /** fabric8's mock API server over {@code api}, on a loopback port of its own. */
+    static KubernetesMockServer serve(PagingApiDispatcher api) {
+        KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), api, false);
+        server.init(InetAddress.getLoopbackAddress(), 0);
+        return server;
     }
 
     /**

@@ -2,9 +2,7 @@ package io.nftproxy.proxy.source;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.InetAddress;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -12,8 +10,6 @@ import org.junit.jupiter.api.Test;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.internal.MockDispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
@@ -41,8 +37,7 @@ class ApiRateLimitTest {
     @Test
     void requestsAreSpacedByTheConfiguredRate() throws Exception {
         TimedDispatcher api = new TimedDispatcher();
-        KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), api, false);
-        server.init(InetAddress.getLoopbackAddress(), 0);
+        KubernetesMockServer server = ApiListingTest.serve(api);
         try (KubernetesClient setup = server.createClient()) {
             setup.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("cart", "10.96.7.1")).create();
             Config cfg = setup.getConfiguration();
