@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -25,6 +26,9 @@ import io.fabric8.kubernetes.api.model.ServiceList;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
@@ -197,6 +201,40 @@ class ApiListingTest {
             KubernetesClientException elsewhere = assertThrows(KubernetesClientException.class, () -> client.services()
                     .inNamespace("shop").list(new ListOptionsBuilder().withLimit(2L).withContinue(token).build()));
             assertEquals(410, elsewhere.getCode(), "a token handed to another query");
+        } finally {
+            destroy(server);
+        }
+    }
+
+    /**
+     * A watch from a listing's resource version hears what changed after it, as kube-apiserver's
+     * does, not every object again as ADDED (the mock alone would open it so).
+     */
+    @Test
+    void theTestApiServerWatchesFromTheVersionAsked() throws Exception {
+        KubernetesMockServer server = serve(new PagingApiDispatcher());
+        try (KubernetesClient client = server.createClient()) {
+            for (int i = 0; i < 3; i++) {
+                client.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("s" + i, "10.96.0." + (i + 1)))
+                        .create();
+            }
+            String version = client.services().inAnyNamespace().list().getMetadata().getResourceVersion();
+            List<String> heard = new CopyOnWriteArrayList<>();
+            try (Watch w = client.services().inAnyNamespace().withResourceVersion(version).watch(new Watcher<>() {
+                @Override
+                public void eventReceived(Action action, Service svc) {
+                    heard.add(action + " " + svc.getMetadata().getName());
+                }
+
+                @Override
+                public void onClose(WatcherException cause) {
+                }
+            })) {
+                client.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("s3", "10.96.0.4")).create();
+                client.services().inNamespace("shop").withName("s0").delete();
+                Sandbox.eventually(Duration.ofSeconds(20), () -> heard.size() >= 2, "the watch's events: " + heard);
+                assertEquals(List.of("ADDED s3", "DELETED s0"), List.copyOf(heard), "what changed after the version, only");
+            }
         } finally {
             destroy(server);
         }
