@@ -51,10 +51,8 @@ class ApiOutageTest {
 
             first.destroy();
             // While it is away, the cluster changes: another API server on the same objects (the
-            // store is shared) takes a new service and a change to the one we know. (Not a
-            // deletion: the mock server does not replay events a watch missed, where a real API
-            // server replays them from the watch's resourceVersion or answers 410 Gone, and the
-            // informer lists again.)
+            // store is shared) takes a new service and a change to the one we know. (A deletion:
+            // the next test.)
             KubernetesMockServer meanwhile = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), store,
                     false);
             meanwhile.init(InetAddress.getLoopbackAddress(), 0);
@@ -79,6 +77,44 @@ class ApiOutageTest {
                         "the change made meanwhile arrives");
                 admin.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("shipping", "10.96.7.2")).create();
                 eventually(() -> objects.snapshot().state().services().containsKey(id("shipping")), "a change made now arrives");
+            } finally {
+                second.destroy();
+            }
+        } finally {
+            client.close();
+        }
+    }
+
+    /**
+     * A service deleted while the API server was away goes once it is back: the informer whose
+     * watch failed lists again and finds it gone (the informers' cache hands it over to be
+     * deleted as its key and version alone).
+     */
+    @Test
+    void aServiceDeletedMeanwhileGoesAfterReconnecting() throws Exception {
+        PagingApiDispatcher store = new PagingApiDispatcher();
+        KubernetesMockServer first = ApiListingTest.serve(store);
+        int port = first.getPort();
+        KubernetesClient client = first.createClient();
+        client.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("cart", "10.96.7.1")).create();
+        client.services().inNamespace("shop").resource(KubernetesSourceKernelTest.service("checkout", "10.96.7.3")).create();
+        ObjectStore objects = new ObjectStore("node-a");
+        try (KubernetesSource source = new KubernetesSource(client, objects)) {
+            source.start();
+            assertTrue(objects.snapshot().state().services().containsKey(id("cart")));
+            first.destroy();
+            KubernetesMockServer meanwhile = ApiListingTest.serve(store);
+            try (KubernetesClient other = meanwhile.createClient()) {
+                other.services().inNamespace("shop").withName("cart").delete();
+            } finally {
+                meanwhile.destroy();
+            }
+            assertTrue(objects.snapshot().state().services().containsKey(id("cart")), "what was known stays while away");
+            KubernetesMockServer second = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), store, false);
+            second.init(InetAddress.getLoopbackAddress(), port);
+            try {
+                eventually(() -> !objects.snapshot().state().services().containsKey(id("cart")), "the service deleted meanwhile goes");
+                assertTrue(objects.snapshot().state().services().containsKey(id("checkout")), "the other stays");
             } finally {
                 second.destroy();
             }
