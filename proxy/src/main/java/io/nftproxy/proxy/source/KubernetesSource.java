@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,6 +28,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.Informable;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.HttpClientUtils;
@@ -173,33 +175,23 @@ public final class KubernetesSource implements Source {
         // The API server applies the selection; KubeModel applies it again on arrival, so an
         // object whose labels move it out of the selection goes whichever way the news comes.
         String selector = store.selection().labelSelector();
-        services = client.services().inAnyNamespace().withLabelSelector(selector).withLimit(LIST_PAGE)
-                .runnableInformer(resyncMillis)
-                .itemStore(new KeyVersionStore<>(Service::new)).removeNamespaceIndex();
-        Delivery serviceEvents = new Delivery();
-        services.addEventHandler(handler("Service", serviceEvents));
-        slices = client.discovery().v1().endpointSlices().inAnyNamespace().withLabelSelector(selector).withLimit(LIST_PAGE)
-                .runnableInformer(resyncMillis)
-                .itemStore(new KeyVersionStore<>(EndpointSlice::new)).removeNamespaceIndex();
-        Delivery sliceEvents = new Delivery();
-        slices.addEventHandler(handler("EndpointSlice", sliceEvents));
+        services = keysOnly(client.services().inAnyNamespace().withLabelSelector(selector).withLimit(LIST_PAGE), Service::new);
+        CompletableFuture<Void> serviceEvents = deliverTo(services, "Service");
+        slices = keysOnly(client.discovery().v1().endpointSlices().inAnyNamespace().withLabelSelector(selector)
+                .withLimit(LIST_PAGE), EndpointSlice::new);
+        CompletableFuture<Void> sliceEvents = deliverTo(slices, "EndpointSlice");
         String node = store.node().name();
-        nodes = client.nodes().withField("metadata.name", node).runnableInformer(resyncMillis)
-                .itemStore(new KeyVersionStore<>(Node::new)).removeNamespaceIndex();
-        Delivery nodeEvents = new Delivery();
-        nodes.addEventHandler(handler("Node", nodeEvents));
+        nodes = keysOnly(client.nodes().withField("metadata.name", node), Node::new);
+        CompletableFuture<Void> nodeEvents = deliverTo(nodes, "Node");
         List<CompletableFuture<Void>> listed = new ArrayList<>();
         if (watchServiceCidrs) {
-            serviceCidrs = client.network().v1().serviceCIDRs().runnableInformer(resyncMillis)
-                    .itemStore(new KeyVersionStore<>(ServiceCIDR::new)).removeNamespaceIndex();
-            Delivery cidrEvents = new Delivery();
-            serviceCidrs.addEventHandler(handler("ServiceCIDR", cidrEvents));
-            listed.add(startServiceCidrs()
-                    .thenCompose(served -> served ? cidrEvents.delivered() : CompletableFuture.completedFuture(null)));
+            serviceCidrs = keysOnly(client.network().v1().serviceCIDRs(), ServiceCIDR::new);
+            CompletableFuture<Void> cidrEvents = deliverTo(serviceCidrs, "ServiceCIDR");
+            listed.add(startServiceCidrs().thenCompose(served -> served ? cidrEvents : CompletableFuture.completedFuture(null)));
         }
-        listed.add(start(services, "services").thenCompose(v -> serviceEvents.delivered()));
-        listed.add(start(slices, "endpointslices").thenCompose(v -> sliceEvents.delivered()));
-        listed.add(start(nodes, "node " + node).thenCompose(v -> nodeEvents.delivered()).thenRun(() -> {
+        listed.add(start(services, "services").thenCompose(v -> serviceEvents));
+        listed.add(start(slices, "endpointslices").thenCompose(v -> sliceEvents));
+        listed.add(start(nodes, "node " + node).thenCompose(v -> nodeEvents).thenRun(() -> {
             if (store.nodeMissing()) {
                 LOG.warn("no Node named '{}' in the cluster: NodePorts are served on no address of it and /healthz answers"
                         + " 503 until it appears (is --hostname-override / hostnameOverride this node's name?)", node);
@@ -314,28 +306,30 @@ public final class KubernetesSource implements Source {
     }
 
     /**
-     * When an informer's listing has reached our store: the client hands events to handlers on a
-     * thread of its own, after its own store has the objects, so "listed" is not yet "delivered".
-     * A first sync before it would program a part of the cluster (as client-go's handler
-     * registrations' HasSynced guards kube-proxy against). The client tells each handler when a
-     * listing is over ({@code onList}), on the same thread and after that listing's events, so
-     * that is when it is delivered. (Counting events against the store's size, as this did
-     * before, could complete early when a later page failed and the listing started again: the
-     * second attempt's updates counted on top of the first's adds.)
+     * An informer whose cache keeps each object's key and resource version only ({@link
+     * KeyVersionStore}: the proxy keeps its own model) and no index (nothing reads one).
      */
-    static final class Delivery {
-        private final CompletableFuture<Void> done = new CompletableFuture<>();
-
-        void listed() {
-            done.complete(null);
-        }
-
-        CompletableFuture<Void> delivered() {
-            return done;
-        }
+    private <T extends HasMetadata> SharedIndexInformer<T> keysOnly(Informable<T> what, Supplier<T> blank) {
+        return what.runnableInformer(resyncMillis).itemStore(new KeyVersionStore<>(blank)).removeNamespaceIndex();
     }
 
-    private <T extends HasMetadata> ResourceEventHandler<T> handler(String kind, Delivery delivery) {
+    /**
+     * Hands the informer's objects to the store; completes when its first listing has reached the
+     * store. The client hands events to handlers on a thread of its own, after its own cache has
+     * the objects, so "listed" is not yet "delivered", and a first sync before it would program a
+     * part of the cluster (as client-go's handler registrations' HasSynced guards kube-proxy
+     * against). The client tells each handler when a listing is over ({@code onList}), on that
+     * thread and after the listing's events. (Counting events against the cache's size, as this
+     * did before, could complete early when a later page failed and the listing started again:
+     * the second attempt's updates counted on top of the first's adds.)
+     */
+    private <T extends HasMetadata> CompletableFuture<Void> deliverTo(SharedIndexInformer<T> informer, String kind) {
+        CompletableFuture<Void> listed = new CompletableFuture<>();
+        informer.addEventHandler(handler(kind, listed));
+        return listed;
+    }
+
+    private <T extends HasMetadata> ResourceEventHandler<T> handler(String kind, CompletableFuture<Void> listed) {
         Consumer<T> upsert = obj -> {
             KubeObject o = KubeModel.object(obj, store.selection(), problem -> LOG.error("{} {}: {}", kind, name(obj), problem));
             if (o != null) {
@@ -345,7 +339,7 @@ public final class KubernetesSource implements Source {
         return new ResourceEventHandler<>() {
             @Override
             public void onList(String resourceVersion, boolean remainedEmpty) {
-                delivery.listed();
+                listed.complete(null);
             }
 
             @Override
