@@ -122,6 +122,20 @@ public final class Names {
             return PickTree.BLOCKS;
         }
 
+        /**
+         * The block past {@link #blocks()} whose tree {@code chain} is the root of (where a verdict
+         * element of {@code service-chains} sends a frontend of more endpoints than the root asks
+         * for), or -1 for any other chain.
+         */
+        public int blockOfRoot(String chain) {
+            for (int block = PickTree.BLOCKS; block < PickTree.TREE_BLOCKS; block++) {
+                if (chain.equals(kind.blockRoot(block))) {
+                    return block;
+                }
+            }
+            return -1;
+        }
+
         /** The map from "frontend . index" to endpoint for a frontend of {@code k} endpoints. */
         public String endpointMap(int k) {
             return kind.endpoints(k);

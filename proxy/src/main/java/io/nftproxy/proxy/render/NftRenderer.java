@@ -87,12 +87,23 @@ public final class NftRenderer {
     /** Endpoint counts of a kind's shared tree (a power of two: see PickTree). */
     public static final int MAX_SHARED_PICK = 128;
     /**
-     * Endpoint counts picked by shared chains: above MAX_SHARED_PICK in blocks declared while in
-     * use (PickTree), and their sticky ports' chains per range of endpoint numbers (StickyPick); larger groups
-     * get chains of their own. Each block adds a lookup to every plain port's new connection, so
-     * they stop at eight.
+     * Endpoint counts the root of a shared tree sends on: above MAX_SHARED_PICK in blocks declared
+     * while in use (PickTree), and their sticky ports' chains per range of endpoint numbers
+     * (StickyPick). Each such block adds a lookup to every plain port's new connection, so they
+     * stop at eight; larger counts are sent to their block's tree by {@code services}' verdict
+     * maps (up to {@link #MAX_TREE_PICK}), or have chains of their own (with affinity, or external
+     * traffic of policy Local).
      */
     public static final int MAX_PLAIN_PICK = 8 * MAX_SHARED_PICK;
+    /**
+     * The largest endpoint count the shared trees pick among: a plain port past {@link
+     * #MAX_PLAIN_PICK} is an element of {@link #SERVICE_CHAINS} (or {@link #NODEPORT_CHAINS}) that
+     * goes to its block's tree, so that a new connection to it reads seven bit sets, whatever its
+     * count, and an endpoint added or removed within a block of 128 is elements without verdicts.
+     * A bound only to keep the names of the blocks' maps finite (the counters read them by name):
+     * beyond it, chains of their own.
+     */
+    public static final int MAX_TREE_PICK = 512 * MAX_SHARED_PICK;
     public static final String CLUSTER_IP_PORTS = "cluster-ip-ports";
     public static final String EXTERNAL_MASQ = "external-masquerade";
     public static final String NODEPORT_MASQ = "nodeport-masquerade";
@@ -133,24 +144,25 @@ public final class NftRenderer {
             NODEPORT_NO_LOCAL_ENDPOINT);
     /**
      * With --endpoint-counters, these count as well: the pick trees' endpoint maps ({@link
-     * #endpointMapBase}), an element per frontend and endpoint. (The endpoints of services with
-     * chains of their own count in {@link #CHAIN_ENDPOINTS}.)
+     * #endpointMapBase}), blocks past the roots' included, an element per frontend and endpoint.
+     * (The endpoints of services with chains of their own count in {@link #CHAIN_ENDPOINTS}.)
      */
-    public static final List<String> ENDPOINT_COUNTED_SETS = PickTree.allEndpointMaps().stream().sorted().toList();
+    public static List<String> endpointCountedSets() {
+        return Stream.concat(PickTree.allEndpointMaps().stream().sorted(), PickTree.bigBlockMaps().stream()).toList();
+    }
 
     private static final Set<String> SERVICE_COUNTED = Set.copyOf(SERVICE_COUNTED_SETS);
-    private static final Set<String> ENDPOINT_COUNTED = Set.copyOf(ENDPOINT_COUNTED_SETS);
 
     /** Whether the elements of {@code set} carry a counter with these settings. */
     public static boolean counts(ProxyConfig config, String set) {
         return config.serviceCounters() && (SERVICE_COUNTED.contains(set)
-                || config.endpointCounters() && ENDPOINT_COUNTED.contains(set));
+                || config.endpointCounters() && PickTree.endpointsBaseOf(set) != null);
     }
 
     /** The sets whose elements carry a counter with these settings. */
     public static List<String> countedSets(ProxyConfig config) {
         return !config.serviceCounters() ? List.of() : !config.endpointCounters() ? SERVICE_COUNTED_SETS
-                : Stream.concat(SERVICE_COUNTED_SETS.stream(), ENDPOINT_COUNTED_SETS.stream()).toList();
+                : Stream.concat(SERVICE_COUNTED_SETS.stream(), endpointCountedSets().stream()).toList();
     }
 
     /**

@@ -2,6 +2,7 @@ package io.nftproxy.proxy.render;
 
 import static io.nftproxy.proxy.render.NftRenderer.MAX_PLAIN_PICK;
 import static io.nftproxy.proxy.render.NftRenderer.MAX_SHARED_PICK;
+import static io.nftproxy.proxy.render.NftRenderer.MAX_TREE_PICK;
 import static io.nftproxy.proxy.render.RuleParts.concat;
 import static io.nftproxy.proxy.render.RuleParts.verdict;
 
@@ -59,6 +60,17 @@ import io.nftproxy.netlink.nft.expr.Expr;
  * without such services carries none of it, and one with them validates a block's chains once,
  * when its first port comes, not on every change.
  *
+ * <p>Counts above MAX_PLAIN_PICK (to MAX_TREE_PICK) are in blocks too, but the root does not ask
+ * for them (a lookup per block in use would be every connection's): {@code services} sends such a
+ * frontend straight to its block's tree by a verdict element ({@code service-chains}: frontend to
+ * {@code goto KIND-pick-(128·h+1)-(128·h+128)}), and the tree reads its bit sets as for any
+ * block. A new connection to it then pays one verdict-map lookup and seven bit sets, whatever its
+ * count; an endpoint added or removed within its block changes elements without verdicts, and
+ * only a count that crosses into another block changes its verdict element (the kernel then
+ * validates the table, as when a block is first used). (Only the trees of the cluster's
+ * endpoints, {@link Kind#IP} and {@link Kind#NODEPORT}: a port of policy Local or with affinity
+ * past MAX_PLAIN_PICK has chains of its own.)
+ *
  * <p>The last level looks endpoints up in one map per bucket of counts ({@link #bucket}), not in one
  * map for all: the kernel checks each element added to a map against every rule looking it up.
  */
@@ -115,6 +127,11 @@ final class PickTree extends RenderPart {
             return prefix + "-count-block-" + block;
         }
 
+        /** The root of the tree of block {@code block} (1 for 129..256), where a count in it is sent. */
+        String blockRoot(int block) {
+            return chain(block * MAX_SHARED_PICK + 1, (block + 1) * MAX_SHARED_PICK);
+        }
+
         /** The chain that still chooses among counts {@code lo}..{@code hi}; the root chooses among all. */
         String chain(int lo, int hi) {
             return prefix + "-pick-" + lo + "-" + hi;
@@ -143,6 +160,9 @@ final class PickTree extends RenderPart {
          * one per {@link #bucket} of counts, e.g. {@code service-endpoints-9-16}.
          */
         String endpoints(int k) {
+            if (k > MAX_PLAIN_PICK && k <= MAX_TREE_PICK) {
+                return endpointsBase + "-" + bucket(k); // a block of the verdict maps' (rare: made when asked)
+            }
             if (k < 1 || k > MAX_PLAIN_PICK) {
                 throw new IllegalArgumentException("no shared endpoint map for " + k + " endpoints");
             }
@@ -167,11 +187,14 @@ final class PickTree extends RenderPart {
         }
     }
 
-    /** Blocks of MAX_SHARED_PICK counts, the first being the tree of every kind in use. */
+    /** Blocks of MAX_SHARED_PICK counts the root sends on, the first being the tree of every kind in use. */
     static final int BLOCKS = MAX_PLAIN_PICK / MAX_SHARED_PICK;
+    /** Blocks of MAX_SHARED_PICK counts in all: from BLOCKS on, {@code services}' verdict maps send on to them. */
+    static final int TREE_BLOCKS = MAX_TREE_PICK / MAX_SHARED_PICK;
 
     static {
-        if (Integer.bitCount(MAX_SHARED_PICK) != 1 || MAX_PLAIN_PICK % MAX_SHARED_PICK != 0) {
+        if (Integer.bitCount(MAX_SHARED_PICK) != 1 || MAX_PLAIN_PICK % MAX_SHARED_PICK != 0
+                || MAX_TREE_PICK % MAX_SHARED_PICK != 0) {
             throw new AssertionError("the tree halves the counts: MAX_SHARED_PICK must be a power of two,"
                     + " MAX_PLAIN_PICK a multiple of it");
         }
@@ -201,7 +224,7 @@ final class PickTree extends RenderPart {
 
     /** The highest count of k's bucket. */
     static int bucketHigh(int k) {
-        if (k < 1 || k > MAX_PLAIN_PICK) {
+        if (k < 1 || k > MAX_TREE_PICK) {
             throw new IllegalArgumentException("no shared endpoint map for " + k + " endpoints");
         }
         if (k > MAX_SHARED_PICK) {
@@ -284,12 +307,91 @@ final class PickTree extends RenderPart {
 
     /** The tree ({@link Kind#inUse}) a fragment with elements in {@code set} picks through, or null. */
     static String inUseOf(String set) {
-        return IN_USE.get(set);
+        String tree = IN_USE.get(set);
+        if (tree == null) {
+            Kind big = bigBlockKind(set);
+            return big == null ? null : big.inUse();
+        }
+        return tree;
     }
 
     /** The base name ({@link Kind#endpointsBase}) of a tree's endpoint map, or null for another set. */
     static String endpointsBaseOf(String set) {
-        return ENDPOINT_MAP_BASES.get(set);
+        String base = ENDPOINT_MAP_BASES.get(set);
+        if (base == null) {
+            Kind big = bigBlockKind(set);
+            return big == null ? null : big.endpointsBase();
+        }
+        return base;
+    }
+
+    /**
+     * The tree of a block past the root's ({@code service-endpoints-1025-1152} …, up to
+     * MAX_TREE_PICK) whose endpoint map {@code set} is, or null for any other set: such names are
+     * read rather than listed, there being 2,016 of them. Allocates nothing (asked of every set
+     * name of every fragment a sync sends).
+     */
+    static Kind bigBlockKind(String set) {
+        for (Kind kind : BIG_BLOCK_KINDS) {
+            if (bigBlock(kind, set) > 0) {
+                return kind;
+            }
+        }
+        return null;
+    }
+
+    /** The trees whose counts may go past MAX_PLAIN_PICK (a Local port past it has chains of its own). */
+    private static final List<Kind> BIG_BLOCK_KINDS = List.of(Kind.IP, Kind.NODEPORT);
+
+    /** The block (BLOCKS to TREE_BLOCKS − 1) of {@code kind} whose endpoint map is named {@code set}, or -1. */
+    static int bigBlock(Kind kind, String set) {
+        String base = kind.endpointsBase();
+        int n = set.length();
+        if (n < base.length() + 4 || !set.startsWith(base) || set.charAt(base.length()) != '-') {
+            return -1;
+        }
+        long lo = 0;
+        long hi = 0;
+        int i = base.length() + 1;
+        int start = i;
+        for (; i < n && set.charAt(i) != '-'; i++) {
+            char c = set.charAt(i);
+            if (c < '0' || c > '9' || i - start > 6) {
+                return -1;
+            }
+            lo = lo * 10 + (c - '0');
+        }
+        if (i == start || i >= n - 1) {
+            return -1;
+        }
+        start = ++i;
+        for (; i < n; i++) {
+            char c = set.charAt(i);
+            if (c < '0' || c > '9' || i - start > 6) {
+                return -1;
+            }
+            hi = hi * 10 + (c - '0');
+        }
+        if ((lo - 1) % MAX_SHARED_PICK != 0 || hi != lo + MAX_SHARED_PICK - 1) {
+            return -1;
+        }
+        long block = (lo - 1) / MAX_SHARED_PICK;
+        return block >= BLOCKS && block < TREE_BLOCKS ? (int) block : -1;
+    }
+
+    /**
+     * The endpoint maps of every block past the root's, of the trees that have them: the rest of
+     * the sets the endpoint counters read ({@link #allEndpointMaps} holds the others). Made when
+     * asked (with --endpoint-counters, once).
+     */
+    static List<String> bigBlockMaps() {
+        List<String> out = new ArrayList<>();
+        for (Kind kind : BIG_BLOCK_KINDS) {
+            for (int block = BLOCKS; block < TREE_BLOCKS; block++) {
+                out.add(kind.endpoints(block * MAX_SHARED_PICK + 1));
+            }
+        }
+        return out;
     }
 
     private final Kind kind;
@@ -327,6 +429,17 @@ final class PickTree extends RenderPart {
                 out.add(block);
             }
         }
+        // Past the root's blocks, a block's map is all there is (its ports are in no block set).
+        if (BIG_BLOCK_KINDS.contains(kind)) {
+            int from = out.size();
+            for (String set : demanded) {
+                int block = bigBlock(kind, set);
+                if (block > 0) {
+                    out.add(block);
+                }
+            }
+            out.subList(from, out.size()).sort(null);
+        }
     }
 
     /** The buckets up to MAX_SHARED_PICK whose endpoint map {@code demanded} names, ascending. */
@@ -363,7 +476,14 @@ final class PickTree extends RenderPart {
      * falls off the root and picks nothing ({@link Transitions}).
      */
     static String alsoDemanded(String set) {
-        return SMALLEST_BUCKET_OF_BLOCK.get(set);
+        String smallest = SMALLEST_BUCKET_OF_BLOCK.get(set);
+        if (smallest == null) {
+            // A block past the root's too: a packet that misses the verdict map after the flip
+            // goes on to the root (the count left the verdict map's blocks).
+            Kind big = bigBlockKind(set);
+            return big == null ? null : big.endpoints(1);
+        }
+        return smallest;
     }
 
     /**
@@ -398,7 +518,25 @@ final class PickTree extends RenderPart {
          */
         long reachedAndReads(int before, int after, int flip) {
             int reads = 0;
+            if (before >= MAX_PLAIN_PICK || after >= MAX_PLAIN_PICK) {
+                // services' verdict map first: a count past the root's blocks goes to its block's tree.
+                int km1 = reads++ < flip ? before : after;
+                if (km1 >= MAX_PLAIN_PICK) {
+                    int block = km1 / MAX_SHARED_PICK;
+                    if (!blocks.contains(block)) {
+                        // The new count's block, which the old generation does not have: its tree
+                        // is committed before the element leading to it (Syncer#structureFirst),
+                        // and every read from here is after the flip: the new count itself.
+                        return (long) reads << 32 | (after + 1);
+                    }
+                    return walk(buckets, blocks, block * MAX_SHARED_PICK + 1, (block + 1) * MAX_SHARED_PICK, before, after,
+                            flip, reads);
+                }
+            }
             for (int block : blocks) {
+                if (block >= BLOCKS) {
+                    break; // the verdict maps' (above): the root asks for none of them
+                }
                 int km1 = reads++ < flip ? before : after;
                 if (km1 / MAX_SHARED_PICK == block) {
                     return walk(buckets, blocks, block * MAX_SHARED_PICK + 1, (block + 1) * MAX_SHARED_PICK, before, after,
@@ -450,7 +588,8 @@ final class PickTree extends RenderPart {
 
     /** The tree whose leaves look {@code set} up ("frontend . index" to endpoint), or null for another set. */
     static Kind treeOfMap(String set) {
-        return TREE_MAPS.get(set);
+        Kind kind = TREE_MAPS.get(set);
+        return kind != null ? kind : bigBlockKind(set);
     }
 
     /** The on-demand sets' names start with one of these: the trees' count blocks, and the sticky ports' ranges. */
@@ -465,7 +604,7 @@ final class PickTree extends RenderPart {
      * services), so it allocates nothing.
      */
     static boolean isOnDemandSet(String name) {
-        if (TREE_MAPS.containsKey(name)) {
+        if (TREE_MAPS.containsKey(name) || bigBlockKind(name) != null) {
             return true;
         }
         if (!name.contains("-block-") && !name.contains("-ids-")) {
@@ -506,6 +645,9 @@ final class PickTree extends RenderPart {
                     verdict(Verdict.jump(StickyPick.check(kind))))));
         }
         for (int block : blocks) {
+            if (block >= BLOCKS) {
+                break; // services' verdict maps send on to these: no set, no rule here
+            }
             int lo = block * MAX_SHARED_PICK + 1;
             b.set(kindSet(kind.blockSet(block)).withComment(kind.counted() + " endpoint count is "
                     + lo + " to " + (lo + MAX_SHARED_PICK - 1)));
@@ -635,11 +777,12 @@ final class PickTree extends RenderPart {
     }
 
     /**
-     * A port with {@code k} endpoints (1..MAX_PLAIN_PICK): its key in the bit sets of (k − 1)'s
-     * low bits, and in its block's set when k − 1 ≥ MAX_SHARED_PICK.
+     * A port with {@code k} endpoints (1..MAX_TREE_PICK): its key in the bit sets of (k − 1)'s
+     * low bits, and in its block's set when k − 1 ≥ MAX_SHARED_PICK, up to MAX_PLAIN_PICK (past
+     * that, {@code services}' verdict map sends it to its block: {@link Kind#blockRoot}).
      */
     static void count(FragmentBuilder b, Kind kind, Bytes key, int k) {
-        if (k < 1 || k > MAX_PLAIN_PICK) {
+        if (k < 1 || k > MAX_TREE_PICK || k > MAX_PLAIN_PICK && !BIG_BLOCK_KINDS.contains(kind)) {
             throw new IllegalArgumentException("no shared pick chain for " + k + " endpoints");
         }
         for (int bit = 0; bit < BITS; bit++) {
@@ -648,8 +791,13 @@ final class PickTree extends RenderPart {
             }
         }
         int block = (k - 1) / MAX_SHARED_PICK;
-        if (block > 0) {
+        if (block > 0 && block < BLOCKS) {
             b.element(kind.blockSet(block), SetElement.of(key));
         }
+    }
+
+    /** The block of a count past MAX_PLAIN_PICK: its tree's root ({@link Kind#blockRoot}). */
+    static int blockOf(int k) {
+        return (k - 1) / MAX_SHARED_PICK;
     }
 }

@@ -9,6 +9,7 @@ import java.util.Map;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.plan.ServicePlan;
@@ -98,12 +99,18 @@ final class ServiceData extends RenderPart {
     }
 
     /**
-     * One frontend that picks among {@code eps}: a member of its kind's set, its count in the bit
-     * sets, its endpoints by index, and with affinity ({@code stickySeconds} > 0) a member of the
+     * One frontend that picks among {@code eps}: a member of its kind's set (past MAX_PLAIN_PICK,
+     * of its verdict map, to its block's tree), its count in the bit sets, its endpoints by index, and with affinity ({@code stickySeconds} > 0) a member of the
      * sticky sets, which the tree's root sends on to {@link StickyPick}'s chains.
      */
     private void frontend(PickTree.Kind kind, Bytes key, List<Endpoint> eps, AffinityIds ids, long stickySeconds) {
-        b.dispatched(kind.ip ? SERVICE_IPS : SERVICE_NODEPORTS, SetElement.of(key));
+        if (eps.size() > MAX_PLAIN_PICK) {
+            // Past the blocks the root asks for: services sends it to its block's tree (PickTree).
+            b.dispatched(kind.ip ? SERVICE_CHAINS : NODEPORT_CHAINS,
+                    SetElement.of(key, Verdict.goTo(kind.blockRoot(PickTree.blockOf(eps.size())))));
+        } else {
+            b.dispatched(kind.ip ? SERVICE_IPS : SERVICE_NODEPORTS, SetElement.of(key));
+        }
         inTree(kind, key, eps, ids, stickySeconds);
     }
 

@@ -195,9 +195,16 @@ public final class KernelServiceView {
             List<String> facts = new ArrayList<>();
             String kind = !ip ? "NodePort" : in(CLUSTER_IP_PORTS, key) ? "ClusterIP" : "external or load-balancer IP";
             boolean policyLocal = in(ip ? LOCAL_IPS : LOCAL_NODEPORTS, key);
-            boolean ownChains = find(ip ? SERVICE_CHAINS : NODEPORT_CHAINS, key) != null;
+            SetElement own = find(ip ? SERVICE_CHAINS : NODEPORT_CHAINS, key);
+            // A verdict to a tree's block: a plain port past the blocks the tree's root asks for.
+            int bigBlock = own != null && own.data() instanceof Verdict v
+                    ? Names.tree(ip, false).blockOfRoot(Generation.original(v.chain())) : -1;
+            if (bigBlock > 0) {
+                facts.add(picked(key, ip, false, "endpoints", bigBlock)
+                        + counted(ip ? SERVICE_CHAINS : NODEPORT_CHAINS, key, "new connections counted"));
+            }
             // The set holds every frontend services sends on: the plain ones are the rest.
-            if (in(ip ? SERVICE_IPS : SERVICE_NODEPORTS, key) && !policyLocal && !ownChains) {
+            if (in(ip ? SERVICE_IPS : SERVICE_NODEPORTS, key) && !policyLocal && own == null) {
                 facts.add(picked(key, ip, false, "endpoints") + counted(ip ? SERVICE_IPS : SERVICE_NODEPORTS, key, "new connections counted"));
             }
             if (policyLocal) {
@@ -208,8 +215,7 @@ public final class KernelServiceView {
                     facts.add("no endpoint on this node: traffic from outside is dropped");
                 }
             }
-            SetElement own = find(ip ? SERVICE_CHAINS : NODEPORT_CHAINS, key);
-            if (own != null && own.data() instanceof Verdict v) {
+            if (bigBlock < 0 && own != null && own.data() instanceof Verdict v) {
                 facts.add("chains of its own: " + v.kind().name().toLowerCase() + " " + Generation.original(v.chain()));
             }
             if (in(ip ? NO_ENDPOINT_REJECT : NODEPORT_NO_ENDPOINT_REJECT, key)) {
@@ -256,8 +262,13 @@ public final class KernelServiceView {
 
         /** "k endpoints: 0 address:port, 1 …" from the tree's bit sets and its map for k. */
         private String picked(Bytes key, boolean ip, boolean local, String what) throws NftException {
+            return picked(key, ip, local, what, 0);
+        }
+
+        /** As above, for a frontend a verdict element sends to block {@code bigBlock}'s tree (0: none). */
+        private String picked(Bytes key, boolean ip, boolean local, String what, int bigBlock) throws NftException {
             Names.Tree tree = Names.tree(ip, local);
-            int k = 1;
+            int k = 1 + bigBlock * NftRenderer.MAX_SHARED_PICK;
             for (int bit = 0; bit < Names.Tree.bits(); bit++) {
                 if (in(tree.countBit(bit), key)) {
                     k += 1 << bit;

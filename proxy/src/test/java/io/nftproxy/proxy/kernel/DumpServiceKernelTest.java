@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.kernel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -68,6 +69,9 @@ class DumpServiceKernelTest {
         services.put(id("empty"), ServicePort.builder(id("empty"), 80).clusterIPs(List.of(Inet.parse("10.96.0.12"))).build());
         services.put(id("big"), ServicePort.builder(id("big"), 80).clusterIPs(List.of(Inet.parse("10.96.0.13"))).build());
         eps.put(id("big"), endpoints(NftRenderer.MAX_PLAIN_PICK + 1, 0, false));
+        services.put(id("sticky-big"), ServicePort.builder(id("sticky-big"), 80).clusterIPs(List.of(Inet.parse("10.96.0.14")))
+                .affinitySeconds(600).build());
+        eps.put(id("sticky-big"), endpoints(NftRenderer.MAX_PLAIN_PICK + 1, 0, false));
         NodeInfo node = new NodeInfo("node-a", null, List.of(Inet.parse("192.168.50.2"), Inet.parse("fd00:50::2")), false);
         try (TestNetns ns = TestNetns.create("nftp-dumpsvc"); NftClient nft = NftClient.open(ns.ns())) {
             SyncResult r = new Syncer(nft, new NftRenderer(CFG), "nftproxy").sync(new ProxyState(services, eps, node), null);
@@ -104,8 +108,13 @@ class DumpServiceKernelTest {
             String empty = ProxyRun.cli("dump", "--service", "shop/empty", "--netns", ns.name()).out();
             assertTrue(empty.contains("10.96.0.12 tcp 80 (ClusterIP, port http)\n    rejected: the service port has no endpoints\n"), empty);
 
+            // Past 1,024 endpoints, sent to a block of the tree by a verdict; with affinity, chains of its own.
             String big = ProxyRun.cli("dump", "--service", "shop/big", "--netns", ns.name()).out();
-            assertTrue(big.contains("chains of its own: goto svc-shop/big/tcp/80"), big);
+            assertTrue(big.contains("10.96.0.13 tcp 80 (ClusterIP, port http)\n    1025 endpoints: 0 10.244.1.2:8080, 1 "), big);
+            assertTrue(big.contains(", 1024 10.244.5.26:8080\n"), big);
+            assertFalse(big.contains("of them in") || big.contains("chains of its own"), big);
+            String stickyBig = ProxyRun.cli("dump", "--service", "shop/sticky-big", "--netns", ns.name()).out();
+            assertTrue(stickyBig.contains("chains of its own: goto svc-shop/sticky-big/tcp/80"), stickyBig);
 
             ProxyRun.Result none = ProxyRun.cli("dump", "--service", "shop/none", "--netns", ns.name());
             assertEquals(3, none.exit());

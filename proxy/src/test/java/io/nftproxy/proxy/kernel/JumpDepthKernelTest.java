@@ -213,6 +213,8 @@ class JumpDepthKernelTest {
             "true, true, true, true, 1100",
             "true, true, false, true, 1100",
             "false, false, false, true, 1100",
+            "true, true, false, false, 1100",
+            "false, false, false, false, 5000",
     })
     void theDeepestPathLeavesHeadroom(boolean dual, boolean ranges, boolean local, boolean sticky, int endpoints) {
         Map.Entry<String, Integer> d = deepest(state(dual, ranges, local, sticky, endpoints));

@@ -118,6 +118,67 @@ class ManyEndpointsKernelTest {
         }
     }
 
+    /**
+     * Past the blocks the tree's root asks for (1,024 endpoints), a plain port is sent to its
+     * block's tree by its element of {@code service-chains}: no chain of its own, a new
+     * connection reads the verdict map and the block's bit sets whatever the count, an endpoint
+     * added within the block changes no chain, and one that takes the count into the next block
+     * changes the verdict element after the next block's tree is in.
+     */
+    @Test
+    void groupsPastTheRootsBlocksAreSentToTheirBlockByAVerdictElement() throws Exception {
+        ProxyConfig cfg = AffinityAcrossChangesKernelTest.config();
+        int k = NftRenderer.MAX_PLAIN_PICK + 76; // 1,100: block 8
+        int most = NftRenderer.MAX_PLAIN_PICK + NftRenderer.MAX_SHARED_PICK + 8; // 1,160: block 9
+        try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
+            for (int i = 0; i < most; i++) {
+                topo.serve(POD, FIRST_PORT + i);
+            }
+            Netns client = topo.pod(CLIENT);
+            Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
+            long[] now = {0};
+            syncer.clock(() -> now[0]);
+            syncer.sync(state(k), null);
+            String chains = topo.node.exec("nft", "list", "chains", "ip");
+            assertFalse(chains.contains("svc-"), "no chain of its own: " + chains);
+            assertTrue(chains.contains("chain ip-pick-1025-1152 "), chains);
+            String verdicts = topo.node.exec("nft", "list", "map", "ip", "nftproxy", NftRenderer.SERVICE_CHAINS);
+            assertTrue(verdicts.contains("10.96.0.50 . tcp . 80") && verdicts.contains("goto ip-pick-1025-1152"), verdicts);
+            Set<String> seen = answers(topo, client, "10.96.0.50", 80, 60, k);
+            assertTrue(seen.size() >= 40, "60 connections spread over " + k + " endpoints: " + seen.size());
+            Set<String> outside = answers(topo, client, Topology.NODE_IP, 30050, 20, k);
+            assertTrue(outside.size() >= 10, "the NodePort too: " + outside.size());
+
+            // Within the block: elements only, no verdict and no chain.
+            SyncResult grown = syncer.sync(state(k + 1), Set.of(ID));
+            assertEquals(0, grown.changedChains(), "an endpoint added past 1,024 changes no chain");
+            answers(topo, client, "10.96.0.50", 80, 20, k + 1);
+
+            // Into the next block: its tree, then the verdict; the old block's goes after the
+            // elements kept for connections crossing the change.
+            syncer.sync(state(most), Set.of(ID));
+            verdicts = topo.node.exec("nft", "list", "map", "ip", "nftproxy", NftRenderer.SERVICE_CHAINS);
+            assertTrue(verdicts.contains("goto ip-pick-1153-1280"), verdicts);
+            answers(topo, client, "10.96.0.50", 80, 20, most);
+            now[0] += Transitions.GRACE.toNanos();
+            syncer.sync(state(most), Set.of());
+            chains = topo.node.exec("nft", "list", "chains", "ip");
+            assertFalse(chains.contains("ip-pick-1025-1152"), "only the block in use: " + chains);
+            assertTrue(chains.contains("chain ip-pick-1153-1280 "), chains);
+            answers(topo, client, Topology.NODE_IP, 30050, 10, most);
+
+            // Back under 1,024: the root's blocks; the verdict map goes with its last element.
+            int fewer = NftRenderer.MAX_PLAIN_PICK - 24;
+            syncer.sync(state(fewer), Set.of(ID));
+            answers(topo, client, "10.96.0.50", 80, 20, fewer);
+            now[0] += 2 * Transitions.GRACE.toNanos();
+            syncer.sync(state(fewer), Set.of());
+            assertTrue(sets(topo).contains("set ip-count-block-7 "), sets(topo));
+            assertFalse(sets(topo).contains(NftRenderer.SERVICE_CHAINS), sets(topo));
+            answers(topo, client, "10.96.0.50", 80, 20, fewer);
+        }
+    }
+
     static final ServicePortName STICKY = new ServicePortName("default", "many-sticky", "http", Protocol.TCP);
 
     static ProxyState sticky(int endpoints) {

@@ -165,7 +165,8 @@ class NftRendererTest {
     static List<Endpoint> manyEps(int n) {
         List<Endpoint> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            out.add(Endpoint.ready(Inet.parse("10.244." + (1 + i / 250) + "." + (2 + i % 250)), 8080, "node-b"));
+            out.add(Endpoint.ready(Inet.parse("10." + (244 + i / 62_500) + "." + (1 + i / 250 % 250) + "." + (2 + i % 250)),
+                    8080, "node-b"));
         }
         return out;
     }
@@ -197,8 +198,18 @@ class NftRendererTest {
         buckets.putAll(Map.of(9, "9-16", 16, "9-16", 17, "17-32", 64, "33-64", 65, "65-128", 128, "65-128"));
         buckets.put(129, "129-256");
         buckets.put(NftRenderer.MAX_PLAIN_PICK, (NftRenderer.MAX_PLAIN_PICK - 127) + "-" + NftRenderer.MAX_PLAIN_PICK);
+        buckets.put(NftRenderer.MAX_PLAIN_PICK + 1, "1025-1152");
+        buckets.put(NftRenderer.MAX_TREE_PICK, (NftRenderer.MAX_TREE_PICK - 127) + "-" + NftRenderer.MAX_TREE_PICK);
         buckets.forEach((k, b) -> assertEquals(b, PickTree.bucket(k), k + " endpoints"));
-        assertThrows(IllegalArgumentException.class, () -> PickTree.bucket(NftRenderer.MAX_PLAIN_PICK + 1));
+        assertThrows(IllegalArgumentException.class, () -> PickTree.bucket(NftRenderer.MAX_TREE_PICK + 1));
+        // Past the root's blocks, the maps' names are read, not listed: only a block's own name is one.
+        assertEquals(PickTree.Kind.IP, PickTree.treeOfMap("service-endpoints-1025-1152"));
+        assertEquals(PickTree.Kind.NODEPORT, PickTree.treeOfMap("nodeport-endpoints-65409-65536"));
+        for (String not : List.of("service-endpoints-1025-1153", "service-endpoints-1024-1151", "service-endpoints-65537-65664",
+                "service-endpoints-1025-", "service-endpoints--1152", "local-endpoints-1025-1152", "service-endpoints-1025-1152x")) {
+            assertEquals(null, PickTree.treeOfMap(not), not);
+            assertFalse(NftRenderer.isOnDemandSet(not), not);
+        }
 
         // The kernel checks an element added to a map against every rule looking the map up: count them.
         NftRenderer r = new NftRenderer(CFG);
@@ -236,7 +247,7 @@ class NftRendererTest {
         assertEquals(NftRenderer.SERVICE_ENDPOINTS, NftRenderer.endpointMapBase("ip-sticky-endpoints-1-8"),
                 "a connection sent to a remembered endpoint counts as one drawn");
         assertEquals(null, NftRenderer.endpointMapBase(NftRenderer.SERVICE_ENDPOINTS_CHECK));
-        assertTrue(NftRenderer.ENDPOINT_COUNTED_SETS.contains("nodeport-endpoints-65-128"), "endpoint counters read every endpoint map");
+        assertTrue(NftRenderer.endpointCountedSets().contains("nodeport-endpoints-65-128"), "endpoint counters read every endpoint map");
 
         // A port's endpoints are in its count's map; past the bucket they move to the next one.
         Fragment sixteen = r.service(IpFamily.V4, ten, manyEps(16), NODE);
@@ -287,7 +298,60 @@ class NftRendererTest {
         assertFalse(none.chains().containsKey("ip-pick-1-" + NftRenderer.MAX_SHARED_PICK));
         assertFalse(none.chains().containsKey(PickTree.Kind.IP.leaf(k)));
 
-        assertFalse(r.service(IpFamily.V4, big, manyEps(NftRenderer.MAX_PLAIN_PICK + 1), NODE).chains().isEmpty(),
+    }
+
+    @Test
+    void groupsPastTheRootsBlocksAreSentToTheirBlockByAVerdictElement() {
+        NftRenderer r = new NftRenderer(CFG);
+        int k = 8 * NftRenderer.MAX_SHARED_PICK + 76; // k - 1 = 128 * 8 + 75: block 8, bits 0, 1, 3 and 6
+        ServicePort big = ServicePort.builder(new ServicePortName("default", "big", "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.20"))).nodePort(30020).build();
+        Fragment f = r.service(IpFamily.V4, big, manyEps(k), NODE);
+        assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
+        assertEquals(Set.of("service-endpoints-1025-1152", "nodeport-endpoints-1025-1152", "service-endpoints-1-8",
+                "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport", NftRenderer.SERVICE_CHAINS, NftRenderer.NODEPORT_CHAINS),
+                NftRenderer.onDemandSets(f), "its blocks' maps, the verdict maps, the trees and their smallest bucket");
+        assertEquals(List.of("10.96.0.20 . tcp . 80"), keys(f, NftRenderer.SERVICE_CHAINS));
+        assertEquals(List.of(Verdict.goTo("ip-pick-1025-1152")),
+                f.elements().get(NftRenderer.SERVICE_CHAINS).stream().map(SetElement::data).toList());
+        assertEquals(List.of(Verdict.goTo("nodeport-pick-1025-1152")),
+                f.elements().get(NftRenderer.NODEPORT_CHAINS).stream().map(SetElement::data).toList());
+        assertTrue(keys(f, NftRenderer.SERVICE_IPS).contains("10.96.0.20 . tcp . 80"), "among the frontends services sends on");
+        assertFalse(f.elements().keySet().stream().anyMatch(set -> set.contains("-count-block-")), "in no block set");
+        for (int bit = 0; bit < 7; bit++) {
+            assertEquals((75 & 1 << bit) != 0, keys(f, "ip-count-bit-" + bit).contains("10.96.0.20 . tcp . 80"), "bit " + bit);
+        }
+        assertEquals(k, f.elements().get("service-endpoints-1025-1152").size(), "one element an index, in the block's map");
+
+        ProxyState st = new ProxyState(Map.of(big.id(), big), Map.of(big.id(), manyEps(k)), NODE);
+        Fragment g = r.globals(IpFamily.V4, st);
+        assertFalse(g.sets().containsKey("ip-count-block-8"), "no block set past the root's");
+        assertEquals(127, g.chains().keySet().stream().filter(c -> {
+            Matcher m = Pattern.compile("^ip-pick-(\\d+)-(\\d+)$").matcher(c);
+            return m.find() && Integer.parseInt(m.group(1)) > 1024;
+        }).count(), "the block's whole tree");
+        assertTrue(body(g, "services").stream().anyMatch(x -> x.contains("vmap @" + NftRenderer.SERVICE_CHAINS)), String.valueOf(body(g, "services")));
+        Set<String> in = new HashSet<>(NftRenderer.onDemandSets(f));
+        for (String kind : List.of("ip", "nodeport")) {
+            Predicate<String> member = set -> in.contains(set)
+                    || set.startsWith(kind + "-count-bit-") && (75 & 1 << Integer.parseInt(set.substring(set.length() - 1))) != 0;
+            String leaf = walk(g, kind + "-pick-1025-1152", member);
+            assertEquals(kind + "-pick-" + (k - 1) + "-" + k, leaf, "k - 1 = 1099: bit 0 set, the upper count");
+            assertTrue(draw(g, leaf, k).contains("@" + kind + "-count-bit-0 "), "the last level draws among k: " + body(g, leaf));
+            assertTrue(g.chains().get(kind + "-pick-1-" + NftRenderer.MAX_SHARED_PICK).rules().stream()
+                    .noneMatch(x -> NftPrinter.ruleBody(x, g.sets()::get).contains("1025")), "the root asks for no block past its own");
+        }
+
+        // With affinity or of the external Local policy: chains of their own (a rule per endpoint
+        // checks a sticky port's clients, as kube-proxy's do); past the last block, too.
+        ServicePort sticky = ServicePort.builder(big.id(), 80).clusterIPs(big.clusterIPs()).affinitySeconds(600).build();
+        assertFalse(r.service(IpFamily.V4, sticky, manyEps(NftRenderer.MAX_PLAIN_PICK + 1), NODE).chains().isEmpty(), "sticky");
+        ServicePort local = ServicePort.builder(big.id(), 80).clusterIPs(big.clusterIPs()).nodePort(30020)
+                .externalPolicyLocal(true).build();
+        assertFalse(r.service(IpFamily.V4, local, manyEps(NftRenderer.MAX_PLAIN_PICK + 1), NODE).chains().isEmpty(), "Local");
+        assertTrue(r.service(IpFamily.V4, big, manyEps(NftRenderer.MAX_PLAIN_PICK), NODE).elements()
+                .containsKey("ip-count-block-7"), "up to 1,024, the root's blocks");
+        assertFalse(r.service(IpFamily.V4, big, manyEps(NftRenderer.MAX_TREE_PICK + 1), NODE).chains().isEmpty(),
                 "past the last block: chains of its own");
     }
 

@@ -175,8 +175,8 @@ class BadServicesTest {
         ServicePortName refused = new ServicePortName("ns", "refused", "http", Protocol.TCP);
         ServicePortName fine = new ServicePortName("ns", "fine", "http", Protocol.TCP);
         TreeMap<ServicePortName, ServicePort> services = new TreeMap<>();
-        services.put(before, svc(before, "10.96.0.1", 0, 0));
-        services.put(refused, svc(refused, "10.96.0.2", 0, 0));
+        services.put(before, svc(before, "10.96.0.1", 0, 600)); // sticky: chains of its own past 1,024
+        services.put(refused, svc(refused, "10.96.0.2", 0, 600));
         services.put(fine, ServicePort.builder(fine, 81).clusterIPs(List.of(PartialSyncPropertyTest.ip("10.96.0.2"))).build());
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
         List<Endpoint> others = new ArrayList<>();

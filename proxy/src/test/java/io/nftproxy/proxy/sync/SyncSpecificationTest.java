@@ -445,23 +445,72 @@ class SyncSpecificationTest {
         assertTrue(left.chains().stream().anyMatch(c -> c.name().equals("ip-pick-1-8")));
     }
     /**
-     * Past 1,024 endpoints a port picks through chains of its own, which its element in the
-     * verdict map {@code service-chains} leads into: the chains (and the map with its rule, the
-     * first such port's) come in a transaction before that element, while the port's elements in
-     * the shared trees stay; the second moves it.
+     * Past 1,024 endpoints a sticky port picks through chains of its own, which its element in
+     * the verdict map {@code service-chains} leads into: the chains (and the map with its rule,
+     * the first such port's) come in a transaction before that element, while the port's elements
+     * in the shared trees stay; the second moves it.
      */
     @Test
     void chainsOfItsOwnComeBeforeTheElementThatLeadsIntoThem() throws Exception {
-        List<Endpoint> many = new ArrayList<>();
-        for (int i = 0; i < 1_100; i++) {
-            many.add(ep("10.245." + (i / 200) + "." + (2 + i % 200), "node-b"));
-        }
-        endpoints.put(WEB, many);
+        services.put(WEB, ServicePort.builder(WEB, 80).clusterIPs(List.of(ip("10.96.0.10"))).nodePort(30080)
+                .affinitySeconds(600).build());
+        endpoints.put(WEB, moreThanTheRootsBlocks());
         List<String> both = syncInTwo(WEB);
         assertTrue(both.get(0).contains("add chain ip nftproxy svc-shop/web/tcp/80"), both.get(0));
         assertTrue(both.get(0).contains("add map ip nftproxy service-chains"), both.get(0));
         assertTrue(both.get(1).contains("add element ip nftproxy service-chains { 10.96.0.10 . tcp . 80"), both.get(1));
         assertFalse(both.get(1).contains("add chain"), both.get(1));
+    }
+
+    /**
+     * A plain port past 1,024 endpoints is sent to its block's tree by its element in {@code
+     * service-chains}: the block's tree and map (and the verdict map with its rule) come in a
+     * transaction before that element; an endpoint more within the block is then elements without
+     * a verdict, and one that takes the count into the next block changes the verdict element
+     * after that block's tree.
+     */
+    @Test
+    void aBlockPastTheRootsComesBeforeTheVerdictThatLeadsIntoIt() throws Exception {
+        List<Endpoint> many = moreThanTheRootsBlocks(); // 1,100: block 8
+        endpoints.put(WEB, many);
+        List<String> both = syncInTwo(WEB);
+        assertTrue(both.get(0).contains("add chain ip nftproxy ip-pick-1025-1152"), both.get(0));
+        assertTrue(both.get(0).contains("add map ip nftproxy service-endpoints-1025-1152"), both.get(0));
+        assertTrue(both.get(0).contains("add map ip nftproxy service-chains"), both.get(0));
+        assertFalse(both.get(0).contains("add element ip nftproxy service-chains"), both.get(0));
+        assertTrue(both.get(1).contains("add element ip nftproxy service-chains { 10.96.0.10 . tcp . 80 comment \"shop/web:http\""
+                + " : goto ip-pick-1025-1152 }"), both.get(1));
+        assertTrue(both.get(1).contains("add element ip nftproxy nodeport-chains { tcp . 30080 comment \"shop/web:http\""
+                + " : goto nodeport-pick-1025-1152 }"), both.get(1));
+        assertFalse(both.get(1).contains("add chain"), both.get(1));
+
+        List<Endpoint> more = new ArrayList<>(many);
+        more.add(ep("10.246.0.2", "node-b"));
+        endpoints.put(WEB, more);
+        sent.clear();
+        String one = sync(WEB);
+        assertFalse(one.contains("chain") || one.contains(": goto") || one.contains(": jump"), "elements, no verdict: " + one);
+        assertTrue(one.contains("add element ip nftproxy service-endpoints-1025-1152 { 10.96.0.10 . tcp . 80 . 0x0000044c"
+                + " comment \"shop/web:http\" : 10.246.0.2 . 8080"), one); // index 1,100
+
+        List<Endpoint> block9 = new ArrayList<>(more);
+        for (int i = 0; i < 60; i++) {
+            block9.add(ep("10.246.1." + (2 + i), "node-b")); // 1,161: block 9
+        }
+        endpoints.put(WEB, block9);
+        sent.clear();
+        List<String> next = syncInTwo(WEB);
+        assertTrue(next.get(0).contains("add chain ip nftproxy ip-pick-1153-1280"), next.get(0));
+        assertTrue(next.get(1).contains("goto ip-pick-1153-1280"), next.get(1));
+    }
+
+    /** 1,100 endpoints: more than the trees' roots send on (1,024), in block 8. */
+    private static List<Endpoint> moreThanTheRootsBlocks() {
+        List<Endpoint> many = new ArrayList<>();
+        for (int i = 0; i < 1_100; i++) {
+            many.add(ep("10.245." + (i / 200) + "." + (2 + i % 200), "node-b"));
+        }
+        return many;
     }
 
     /**

@@ -1,0 +1,101 @@
+package io.nftproxy.proxy.kernel;
+
+import static io.nftproxy.sandbox.Sandbox.Outcome.Result.ANSWERED;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Test;
+
+import io.nftproxy.netlink.nft.client.NftClient;
+import io.nftproxy.proxy.render.NftRenderer;
+import io.nftproxy.proxy.sync.Syncer;
+import io.nftproxy.sandbox.Netns;
+
+/**
+ * {@link CountChangesUnderLoadKernelTest} past the blocks the tree's root asks for: a port of more
+ * than 1,024 endpoints is sent to its block's tree by a verdict element of {@code service-chains},
+ * which a connection's first packet reads before the block's bit sets. The counts go up and down
+ * within a block (bit sets only), across blocks (the verdict element), and across 1,024 (the
+ * verdict map and the root's block sets, both ways), while four clients connect as fast as they
+ * can: every connection is answered, by an endpoint of a state in force while it was made, and
+ * none is lost once (no SYN sent twice). The endpoints are one pod's address on as many ports.
+ */
+class LargeCountChangesUnderLoadKernelTest {
+    static final List<String> CLIENTS = List.of("10.244.2.100", "10.244.2.101", "10.244.2.102", "10.244.2.103");
+    static final int FIRST_SOURCE_PORT = 20_000;
+    /** Within block 8 (1,025-1,152), into 9 and back, across 1,024 both ways, and further. */
+    static final int[] COUNTS = {1100, 1101, 1100, 1152, 1153, 1152, 1024, 1025, 1024, 1160, 1100, 1023, 1281, 1090, 1040,
+            1200, 1025, 1110};
+
+    @Test
+    void noConnectionIsLostWhileACountPastTheRootsBlocksChanges() throws Exception {
+        int most = 0;
+        for (int c : COUNTS) {
+            most = Math.max(most, c);
+        }
+        try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
+            for (int i = 0; i < most; i++) {
+                topo.serve(ManyEndpointsKernelTest.POD, ManyEndpointsKernelTest.FIRST_PORT + i);
+            }
+            Netns clients = topo.pod(CLIENTS.toArray(new String[0]));
+            long synRetransmitsBefore = ConnectingClients.synRetransmits(clients);
+            Syncer syncer = new Syncer(nft, new NftRenderer(AffinityAcrossChangesKernelTest.config()), "nftproxy");
+            syncer.sync(ManyEndpointsKernelTest.state(COUNTS[0]), null);
+
+            ConcurrentSkipListMap<Long, Integer> inForce = new ConcurrentSkipListMap<>();
+            inForce.put(Long.MIN_VALUE, COUNTS[0]);
+            AtomicInteger answered = new AtomicInteger();
+            ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
+            Map<Integer, Integer> byEndpoint = new ConcurrentHashMap<>();
+            ConcurrentLinkedQueue<long[]> made = new ConcurrentLinkedQueue<>();
+            List<ConnectingClients.Client> each = CLIENTS.stream()
+                    .map(c -> new ConnectingClients.Client(c, FIRST_SOURCE_PORT, 65_536)).toList();
+            int syncs = 0;
+            try (ConnectingClients load = new ConnectingClients(topo, clients, each, "10.96.0.50", 80, c -> {
+                var o = c.outcome();
+                if (o == null || o.result() != ANSWERED) {
+                    failures.add(c.client().source() + ": " + (o == null ? c.error() : o));
+                    return;
+                }
+                answered.incrementAndGet();
+                int index = Integer.parseInt(o.answeredBy().substring(o.answeredBy().lastIndexOf(':') + 1))
+                        - ManyEndpointsKernelTest.FIRST_PORT;
+                byEndpoint.merge(index, 1, Integer::sum);
+                made.add(new long[] {c.began(), c.ended(), index});
+            })) {
+                long deadline = System.nanoTime() + 60_000_000_000L;
+                while ((answered.get() < 4_000 || syncs < 150) && System.nanoTime() < deadline) {
+                    int count = COUNTS[++syncs % COUNTS.length];
+                    syncer.sync(ManyEndpointsKernelTest.state(count), Set.of(ManyEndpointsKernelTest.ID));
+                    inForce.put(System.nanoTime(), count);
+                }
+            }
+            for (long[] c : made) {
+                int atMost = CountChangesUnderLoadKernelTest.most(inForce, c[0], c[1]);
+                if (c[2] < 0 || c[2] >= atMost) {
+                    failures.add("endpoint " + c[2] + " answered, not one of the " + atMost + " of a state in force");
+                }
+            }
+            long retried = ConnectingClients.synRetransmits(clients) - synRetransmitsBefore;
+            if (retried != 0) {
+                failures.add(retried + " SYNs sent again: connections lost once, answered by TCP's retry");
+            }
+            List<String> first = new ArrayList<>(failures).subList(0, Math.min(20, failures.size()));
+            assertEquals(List.of(), first, failures.size() + " of " + (answered.get() + failures.size())
+                    + " connections not answered, or not by an endpoint of a state in force, across " + syncs + " changes");
+            assertTrue(syncs >= 150 && answered.get() >= 4_000, "enough of both: " + syncs + " changes, " + answered.get()
+                    + " connections");
+            assertTrue(byEndpoint.keySet().stream().anyMatch(i -> i >= NftRenderer.MAX_PLAIN_PICK),
+                    "answered by endpoints past 1,024 too: " + byEndpoint.size() + " endpoints");
+        }
+    }
+}
