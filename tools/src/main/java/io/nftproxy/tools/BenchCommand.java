@@ -156,6 +156,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--connects", defaultValue = "300", description = "Connections timed per backend and size (default: ${DEFAULT-VALUE}).")
     int connects;
 
+    @Option(names = "--connect-endpoints", defaultValue = "1", description = "Endpoints of the service the data plane connects"
+            + " to (one pod answers for every one of them; default: ${DEFAULT-VALUE}).")
+    int connectEndpoints;
+
     @Option(names = "--out", defaultValue = "bench-results", description = "Where --compare writes results.csv, report.md and"
             + " the plots (default: ${DEFAULT-VALUE}).")
     Path out;
@@ -211,12 +215,18 @@ final class BenchCommand implements Callable<Integer> {
         Duration limit = quick ? Duration.ofSeconds(60) : Durations.parse(budget);
         CompareBench bench = new CompareBench(backends, endpoints, reps, limit);
         bench.kernelTime(kernelTime);
+        if (connectEndpoints < 1 || connectEndpoints > CompareBench.MAX_CONNECT_ENDPOINTS) {
+            System.err.println("nftproxy: --connect-endpoints " + connectEndpoints + ": from 1 to " + CompareBench.MAX_CONNECT_ENDPOINTS);
+            return 2;
+        }
+        bench.connectEndpoints(connectEndpoints);
         bench.syncs(sizes);
         if (!noDataPlane) {
             bench.connects(dataPlane, conns);
         }
         String command = "bench " + (quick ? "--quick" : "--compare --services " + join(sizes) + " --endpoints " + endpoints
                 + " --repetitions " + reps + " --connect-services " + join(dataPlane) + " --connects " + conns)
+                + (connectEndpoints > 1 ? " --connect-endpoints " + connectEndpoints : "")
                 + (kernelTime ? " --kernel-time" : "") + " --backends "
                 + String.join(",", backends);
         Report.write(out, bench.rows(), command);

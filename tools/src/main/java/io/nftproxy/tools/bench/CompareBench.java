@@ -311,6 +311,48 @@ public final class CompareBench {
         kernelTime = on;
     }
 
+    /** The most endpoints {@link #connectEndpoints} gives the service connected to: addresses of one /16. */
+    public static final int MAX_CONNECT_ENDPOINTS = 65_000;
+
+    /** Endpoints of the service the data plane connects to ({@link #connects}). */
+    private int connectEndpoints = 1;
+
+    /**
+     * Gives the service the data plane connects to {@code n} endpoints: 10.245.0.2 and on, every
+     * one answered by one pod, which takes the whole /16 as its own (a local route), so that a
+     * service of thousands of endpoints costs one server.
+     */
+    public void connectEndpoints(int n) {
+        connectEndpoints = n;
+    }
+
+    /** The endpoints of the service connected to: the pod's one, or {@link #connectEndpoints} addresses of MANY_ENDPOINTS. */
+    private List<Endpoint> connectedEndpoints() throws IOException {
+        if (connectEndpoints == 1) {
+            return List.of(Endpoint.ready(InetAddress.getByName("10.244.1.2"), 8080, "node-a"));
+        }
+        List<Endpoint> out = new ArrayList<>();
+        for (int i = 0; i < connectEndpoints; i++) {
+            int host = i + 2;
+            out.add(Endpoint.ready(InetAddress.getByName("10.245." + (host >> 8) + "." + (host & 0xff)), 8080, "node-a"));
+        }
+        return out;
+    }
+
+    /** Where the addresses of a service of many endpoints are: one pod answers for all of them. */
+    private static final String MANY_ENDPOINTS = "10.245.0.0/16";
+
+    /**
+     * The pod that answers for the many endpoints: 10.245.0.1 with the whole /16 routed to it by
+     * the node and taken as local by the pod (AnyIP), one server on 0.0.0.0:8080.
+     */
+    private static List<AutoCloseable> serveMany(Sandbox box) throws Exception {
+        Netns pod = box.pod("10.245.0.1");
+        pod.exec("ip", "route", "add", "local", MANY_ENDPOINTS, "dev", "lo");
+        box.node.exec("ip", "route", "add", MANY_ENDPOINTS, "via", "10.245.0.1");
+        return Sandbox.answer(pod.ns(), "0.0.0.0", 8080);
+    }
+
     /**
      * New-connection latency: a client pod connects {@code connects} times to a service whose
      * endpoint is a real pod, and as many times to that pod's own address (traffic to no service,
@@ -323,13 +365,21 @@ public final class CompareBench {
             for (int n : sizes) {
                 ProxyState base = BenchState.mixed(n, endpoints);
                 ServicePortName first = base.sortedServices().get(0).id();
-                ProxyState state = new StateEditor(base).set(first, base.services().get(first),
-                        List.of(Endpoint.ready(InetAddress.getByName("10.244.1.2"), 8080, "node-a")));
+                ServicePort connected = base.services().get(first);
+                if (connectEndpoints > 1) {
+                    // Plain, whatever the mix made the first service: policy Cluster, no affinity.
+                    connected = ServicePort.builder(first, connected.port()).clusterIPs(connected.clusterIPs()).build();
+                }
+                ProxyState state = new StateEditor(base).set(first, connected, connectedEndpoints());
                 InetAddress vip = state.services().get(first).clusterIPs().get(0);
                 for (String b : backends) {
                     bar.setExtraMessage(b + " " + n);
+                    List<AutoCloseable> many = List.of();
                     try (Sandbox box = new Sandbox("nftp-dp")) {
                         box.serve("10.244.1.2", 8080);
+                        if (connectEndpoints > 1) {
+                            many = serveMany(box);
+                        }
                         var client = box.pod("10.244.2.100");
                         ProxyConfig cfg = BenchState.config();
                         try (SyncBackend backend = SyncBackend.create(b, cfg, box.node.name())) {
@@ -360,6 +410,10 @@ public final class CompareBench {
                                 }
                                 rows.add(new Row("connect", b, n, kind, lat, note));
                             }
+                        }
+                    } finally {
+                        for (AutoCloseable server : many) {
+                            server.close();
                         }
                     }
                 }
