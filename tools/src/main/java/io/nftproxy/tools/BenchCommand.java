@@ -156,6 +156,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--connects", defaultValue = "300", description = "Connections timed per backend and size (default: ${DEFAULT-VALUE}).")
     int connects;
 
+    @Option(names = "--many-endpoints", defaultValue = "200", description = "Endpoints of the mix's every thousandth service,"
+            + " and of the large service each repetition adds and removes (default: ${DEFAULT-VALUE}).")
+    int manyEndpoints;
+
     @Option(names = "--connect-endpoints", defaultValue = "1", description = "Endpoints of the service the data plane connects"
             + " to (one pod answers for every one of them; default: ${DEFAULT-VALUE}).")
     int connectEndpoints;
@@ -220,6 +224,11 @@ final class BenchCommand implements Callable<Integer> {
             return 2;
         }
         bench.connectEndpoints(connectEndpoints);
+        if (manyEndpoints < 1 || manyEndpoints > CompareBench.MAX_CONNECT_ENDPOINTS) {
+            System.err.println("nftproxy: --many-endpoints " + manyEndpoints + ": from 1 to " + CompareBench.MAX_CONNECT_ENDPOINTS);
+            return 2;
+        }
+        bench.manyEndpoints(manyEndpoints);
         bench.syncs(sizes);
         if (!noDataPlane) {
             bench.connects(dataPlane, conns);
@@ -227,6 +236,7 @@ final class BenchCommand implements Callable<Integer> {
         String command = "bench " + (quick ? "--quick" : "--compare --services " + join(sizes) + " --endpoints " + endpoints
                 + " --repetitions " + reps + " --connect-services " + join(dataPlane) + " --connects " + conns)
                 + (connectEndpoints > 1 ? " --connect-endpoints " + connectEndpoints : "")
+                + (manyEndpoints != BenchState.MANY_ENDPOINTS ? " --many-endpoints " + manyEndpoints : "")
                 + (kernelTime ? " --kernel-time" : "") + " --backends "
                 + String.join(",", backends);
         Report.write(out, bench.rows(), command);

@@ -40,7 +40,7 @@ public final class BenchState {
     /** N services, each one TCP port with k ready endpoints spread over 100 nodes; every tenth a NodePort
      * (distinct up to 27,680 services). */
     public static ProxyState synthetic(int n, int k, int generation) {
-        return generate(n, k, generation, false);
+        return generate(n, k, generation, false, MANY_ENDPOINTS);
     }
 
     /*
@@ -75,10 +75,15 @@ public final class BenchState {
     }
 
     public static ProxyState mixed(int n, int k) {
-        return generate(n, k, 0, true);
+        return mixed(n, k, MANY_ENDPOINTS);
     }
 
-    private static ProxyState generate(int n, int k, int generation, boolean mixed) {
+    /** The mix, its every thousandth service with {@code many} endpoints ({@code bench --many-endpoints}). */
+    public static ProxyState mixed(int n, int k, int many) {
+        return generate(n, k, 0, true, many);
+    }
+
+    private static ProxyState generate(int n, int k, int generation, boolean mixed, int many) {
         TreeMap<ServicePortName, ServicePort> svcs = new TreeMap<>();
         Map<ServicePortName, List<Endpoint>> eps = new HashMap<>();
         int svcBase = 0x0a600000; // 10.96.0.0
@@ -94,7 +99,7 @@ public final class BenchState {
                 port.loadBalancerIPs(List.of(loadBalancerIP(i))).loadBalancerSourceRanges(SOURCE_RANGES);
             }
             svcs.put(id, port.build());
-            int count = mixed && i % MANY_EVERY == MANY_AT ? MANY_ENDPOINTS : k;
+            int count = mixed && i % MANY_EVERY == MANY_AT ? many : k;
             List<Endpoint> list = new ArrayList<>(count);
             for (int j = 0; j < count; j++) {
                 String node = local && j == 0 ? "node-a" : "node-" + (j % 100);

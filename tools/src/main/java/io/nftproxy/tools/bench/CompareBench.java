@@ -24,6 +24,7 @@ import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.sandbox.Netns;
 import io.nftproxy.sandbox.Sandbox;
 
@@ -81,11 +82,14 @@ public final class CompareBench {
 
     /** The changes of the {@code r}-th repetition, each from the state before it. */
     static List<Change> changes(ProxyState base, int n, int r) {
-        return changes(new StateEditor(base), n, r);
+        return changes(new StateEditor(base), n, r, BenchState.MANY_ENDPOINTS);
     }
 
-    /** The changes of the {@code r}-th repetition, each made in {@code ed} from the state before it. */
-    static List<Change> changes(StateEditor ed, int n, int r) {
+    /**
+     * The changes of the {@code r}-th repetition, each made in {@code ed} from the state before it;
+     * the large services' ({@link BenchState#MANY_EVERY}) with {@code many} endpoints.
+     */
+    static List<Change> changes(StateEditor ed, int n, int r, int many) {
         List<Change> out = new ArrayList<>();
         ProxyState s = ed.state();
         ServicePortName a = new ServicePortName("bench", "svc-" + ((r * 7919L + 1) % n), "http", Protocol.TCP);
@@ -135,12 +139,13 @@ public final class CompareBench {
         if (n > BenchState.MANY_AT) {
             ServicePortName m = BenchState.id((int) ((r * 7919L + 3) % ((n - BenchState.MANY_AT - 1) / BenchState.MANY_EVERY + 1))
                     * BenchState.MANY_EVERY + BenchState.MANY_AT);
-            List<Endpoint> many = new ArrayList<>();
-            for (int j = 0; j < BenchState.MANY_ENDPOINTS; j++) {
-                many.add(Endpoint.ready(BenchState.ip(0x11000000 + r * 256 + j), 8080, "node-" + j % 100));
+            List<Endpoint> manyEps = new ArrayList<>();
+            for (int j = 0; j < many; j++) {
+                manyEps.add(Endpoint.ready(BenchState.ip(0x11000000 + r * 256 + j), 8080, "node-" + j % 100));
             }
-            s = kindChanges(out, ">128 endpoints", ed, m, 0x10000000 + r, r,
-                    ServicePort.builder(added("many", r), 80).clusterIPs(List.of(BenchState.ip(0x0a6b0000 + r + 1))).build(), many);
+            s = kindChanges(out, many > NftRenderer.MAX_PLAIN_PICK ? ">1,024 endpoints" : ">128 endpoints", ed, m,
+                    0x10000000 + r, r, ServicePort.builder(added("many", r), 80)
+                            .clusterIPs(List.of(BenchState.ip(0x0a6b0000 + r + 1))).build(), manyEps);
         }
         ServicePortName f = new ServicePortName("bench", "ranged-" + r, "http", Protocol.TCP);
         ServicePort ranged = ServicePort.builder(f, 80).clusterIPs(List.of(BenchState.ip(0x0a6e0000 + r + 1)))
@@ -206,7 +211,7 @@ public final class CompareBench {
         long steps = (long) sizes.size() * backends.size() * (1 + (long) CHANGES_PER_REPETITION * repetitions);
         try (ProgressBar bar = bar("syncs", steps)) {
             for (int n : sizes) {
-                ProxyState base = BenchState.mixed(n, endpoints);
+                ProxyState base = BenchState.mixed(n, endpoints, manyEndpoints);
                 for (String b : backends) {
                     String ns = "nftp-cmp-" + ProcessHandle.current().pid();
                     exec("ip", "netns", "add", ns);
@@ -233,7 +238,7 @@ public final class CompareBench {
                         String over = "";
                         changes:
                         for (int r = 0; r < repetitions; r++) {
-                            for (Change c : changes(editor, n, r)) {
+                            for (Change c : changes(editor, n, r, manyEndpoints)) {
                                 try {
                                     long t = backend.change(before, c.state(), c.id(), budget);
                                     samples.computeIfAbsent(c.sample(), k -> new ArrayList<>()).add(t);
@@ -311,6 +316,13 @@ public final class CompareBench {
         kernelTime = on;
     }
 
+    /** Endpoints of the mix's large services, and of the one each repetition adds ({@code --many-endpoints}). */
+    private int manyEndpoints = BenchState.MANY_ENDPOINTS;
+
+    public void manyEndpoints(int n) {
+        manyEndpoints = n;
+    }
+
     /** The most endpoints {@link #connectEndpoints} gives the service connected to: addresses of one /16. */
     public static final int MAX_CONNECT_ENDPOINTS = 65_000;
 
@@ -326,7 +338,7 @@ public final class CompareBench {
         connectEndpoints = n;
     }
 
-    /** The endpoints of the service connected to: the pod's one, or {@link #connectEndpoints} addresses of MANY_ENDPOINTS. */
+    /** The endpoints of the service connected to: the pod's one, or {@link #connectEndpoints} addresses of MANY_ADDRESSES. */
     private List<Endpoint> connectedEndpoints() throws IOException {
         if (connectEndpoints == 1) {
             return List.of(Endpoint.ready(InetAddress.getByName("10.244.1.2"), 8080, "node-a"));
@@ -340,7 +352,7 @@ public final class CompareBench {
     }
 
     /** Where the addresses of a service of many endpoints are: one pod answers for all of them. */
-    private static final String MANY_ENDPOINTS = "10.245.0.0/16";
+    private static final String MANY_ADDRESSES = "10.245.0.0/16";
 
     /**
      * The pod that answers for the many endpoints: 10.245.0.1 with the whole /16 routed to it by
@@ -348,8 +360,8 @@ public final class CompareBench {
      */
     private static List<AutoCloseable> serveMany(Sandbox box) throws Exception {
         Netns pod = box.pod("10.245.0.1");
-        pod.exec("ip", "route", "add", "local", MANY_ENDPOINTS, "dev", "lo");
-        box.node.exec("ip", "route", "add", MANY_ENDPOINTS, "via", "10.245.0.1");
+        pod.exec("ip", "route", "add", "local", MANY_ADDRESSES, "dev", "lo");
+        box.node.exec("ip", "route", "add", MANY_ADDRESSES, "via", "10.245.0.1");
         return Sandbox.answer(pod.ns(), "0.0.0.0", 8080);
     }
 
@@ -363,7 +375,7 @@ public final class CompareBench {
     public void connects(List<Integer> sizes, int connects) throws Exception {
         try (ProgressBar bar = bar("data plane", (long) sizes.size() * backends.size() * connects * 2)) {
             for (int n : sizes) {
-                ProxyState base = BenchState.mixed(n, endpoints);
+                ProxyState base = BenchState.mixed(n, endpoints, manyEndpoints);
                 ServicePortName first = base.sortedServices().get(0).id();
                 ServicePort connected = base.services().get(first);
                 if (connectEndpoints > 1) {
