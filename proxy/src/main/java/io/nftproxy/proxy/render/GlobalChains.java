@@ -34,8 +34,8 @@ final class GlobalChains extends RenderPart {
     /** The firewall shards some load-balancer IP with source ranges is in ({@link NftRenderer#FIREWALL_ALLOW}), ascending. */
     private final List<Integer> shards = new ArrayList<>();
     /**
-     * Whether some service port has chains of its own, reached by IP port or by NodePort: only
-     * then the verdict maps to them and the rules that look them up (a verdict map cannot be
+     * Whether some service port is sent on by a verdict element (chains of its own, or a block of
+     * a tree past the root's), by IP port or by NodePort: only then the verdict maps to them and the rules that look them up (a verdict map cannot be
      * asked for membership before the NodePort's FIB lookup, so its rule would make every packet
      * to the node pay one).
      */
@@ -131,11 +131,11 @@ final class GlobalChains extends RenderPart {
                 .withComment("NodePorts services sends on"));
         if (ownChains) {
             b.set(NftSet.map(nf, t, SERVICE_CHAINS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment("IP ports of services with chains of their own"));
+                    .withComment("IP ports of services with chains of their own or past 1,024 endpoints"));
         }
         if (ownNodePortChains) {
             b.set(NftSet.map(nf, t, NODEPORT_CHAINS, DataType.VERDICT, DataType.INET_PROTO, DataType.INET_SERVICE)
-                    .withComment("NodePorts of services with chains of their own"));
+                    .withComment("NodePorts of services with chains of their own or past 1,024 endpoints"));
         }
         // The maps from "frontend . index" to endpoint are the pick trees' (PickTree#bucket).
         // externalTrafficPolicy Local, as data: the external frontends, their local endpoints by

@@ -36,8 +36,8 @@ import io.nftproxy.proxy.plan.ServicePlan;
  * services share a handful of global maps, each bound by one rule. A plain service port is only
  * elements of data maps (its endpoint count, its endpoints), which the kernel commits without
  * validating any chain, with or without affinity, the external Local policy or
- * loadBalancerSourceRanges (elements of an interval set); ports with more endpoints than the
- * shared chains pick among get chains of their own. Masquerade decisions that kube-proxy makes
+ * loadBalancerSourceRanges (elements of an interval set), past 1,024 endpoints sent to a block of
+ * the shared trees by a verdict element; sticky or Local ports past that get chains of their own. Masquerade decisions that kube-proxy makes
  * per service are global set lookups here.
  */
 public final class NftRenderer {
@@ -46,9 +46,12 @@ public final class NftRenderer {
     public static final String SERVICE_IPS = "service-ips";
     /** NodePorts of plain service ports. */
     public static final String SERVICE_NODEPORTS = "service-nodeports";
-    /** IP ports of service ports with chains of their own to the first of them. */
+    /**
+     * IP ports sent on by a verdict: of plain ports past MAX_PLAIN_PICK endpoints to their block's
+     * tree, of ports with chains of their own to the first of them.
+     */
     public static final String SERVICE_CHAINS = "service-chains";
-    /** NodePorts of service ports with chains of their own to the first of them. */
+    /** NodePorts sent on by a verdict, as {@link #SERVICE_CHAINS}. */
     public static final String NODEPORT_CHAINS = "nodeport-chains";
     /** The start of the names of the maps from IP ports' "frontend . index" to endpoint, one per count bucket ({@link #endpointMapBase}). */
     public static final String SERVICE_ENDPOINTS = "service-endpoints";

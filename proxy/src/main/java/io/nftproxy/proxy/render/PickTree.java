@@ -196,7 +196,7 @@ final class PickTree extends RenderPart {
         if (Integer.bitCount(MAX_SHARED_PICK) != 1 || MAX_PLAIN_PICK % MAX_SHARED_PICK != 0
                 || MAX_TREE_PICK % MAX_SHARED_PICK != 0) {
             throw new AssertionError("the tree halves the counts: MAX_SHARED_PICK must be a power of two,"
-                    + " MAX_PLAIN_PICK a multiple of it");
+                    + " MAX_PLAIN_PICK and MAX_TREE_PICK multiples of it");
         }
     }
 
@@ -328,7 +328,7 @@ final class PickTree extends RenderPart {
     /**
      * The tree of a block past the root's ({@code service-endpoints-1025-1152} …, up to
      * MAX_TREE_PICK) whose endpoint map {@code set} is, or null for any other set: such names are
-     * read rather than listed, there being 2,016 of them. Allocates nothing (asked of every set
+     * read rather than listed, there being 1,008 of them. Allocates nothing (asked of every set
      * name of every fragment a sync sends).
      */
     static Kind bigBlockKind(String set) {
