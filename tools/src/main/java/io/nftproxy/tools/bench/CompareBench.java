@@ -143,9 +143,15 @@ public final class CompareBench {
             for (int j = 0; j < many; j++) {
                 manyEps.add(Endpoint.ready(BenchState.ip(0x11000000 + r * 256 + j), 8080, "node-" + j % 100));
             }
-            s = kindChanges(out, many > NftRenderer.MAX_PLAIN_PICK ? ">1,024 endpoints" : ">128 endpoints", ed, m,
-                    0x10000000 + r, r, ServicePort.builder(added("many", r), 80)
-                            .clusterIPs(List.of(BenchState.ip(0x0a6b0000 + r + 1))).build(), manyEps);
+            ServicePort large = ServicePort.builder(added("many", r), 80).clusterIPs(List.of(BenchState.ip(0x0a6b0000 + r + 1)))
+                    .build();
+            if (many > NftRenderer.MAX_PLAIN_PICK) {
+                // The mix's large services are of policy Local (every twentieth), which past 1,024
+                // endpoints has chains of its own: the endpoint changes go to the plain one added.
+                s = addedKindChanges(out, ">1,024 endpoints", ed, large, manyEps, 0x10000000 + r, r);
+            } else {
+                s = kindChanges(out, ">128 endpoints", ed, m, 0x10000000 + r, r, large, manyEps);
+            }
         }
         ServicePortName f = new ServicePortName("bench", "ranged-" + r, "http", Protocol.TCP);
         ServicePort ranged = ServicePort.builder(f, 80).clusterIPs(List.of(BenchState.ip(0x0a6e0000 + r + 1)))
@@ -176,6 +182,20 @@ public final class CompareBench {
      * The changes of one kind of service: an endpoint added to {@code id} (from the mix), one
      * removed from it, and {@code svc} with {@code eps} added and removed again.
      */
+    /** As {@link #kindChanges}, the endpoint changes made to {@code svc} while it is there rather than to one of the mix's. */
+    private static ProxyState addedKindChanges(List<Change> out, String kind, StateEditor ed, ServicePort svc, List<Endpoint> eps,
+                                               int address, int r) {
+        ProxyState s = ed.set(svc.id(), svc, eps);
+        out.add(new Change("service added (" + kind + ")", s, svc.id()));
+        s = withEndpointAdded(ed, svc.id(), address, "node-z");
+        out.add(new Change("endpoint added (" + kind + ")", s, svc.id()));
+        s = withEndpointRemoved(ed, svc.id(), r);
+        out.add(new Change("endpoint removed (" + kind + ")", s, svc.id()));
+        s = ed.set(svc.id(), null, null);
+        out.add(new Change("service removed (" + kind + ")", s, svc.id()));
+        return s;
+    }
+
     private static ProxyState kindChanges(List<Change> out, String kind, StateEditor ed, ServicePortName id, int address,
                                           int r, ServicePort svc, List<Endpoint> eps) {
         ProxyState s = withEndpointAdded(ed, id, address, "node-z");
