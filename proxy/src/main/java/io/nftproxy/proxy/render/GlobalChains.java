@@ -40,6 +40,8 @@ final class GlobalChains extends RenderPart {
      * to the node pay one).
      */
     private final boolean ownChains;
+    /** The verdict maps of external Local frontends past the trees' roots' blocks that some frontend is in. */
+    private final Set<String> externalLocalBlocks;
     private final boolean ownNodePortChains;
 
     /**
@@ -58,6 +60,8 @@ final class GlobalChains extends RenderPart {
         }
         this.ownChains = demanded.contains(SERVICE_CHAINS);
         this.ownNodePortChains = demanded.contains(NODEPORT_CHAINS);
+        this.externalLocalBlocks = Set.copyOf(demanded.stream()
+                .filter(s -> s.equals(IP_EXTERNAL_LOCAL_BLOCKS) || s.equals(NODEPORT_EXTERNAL_LOCAL_BLOCKS)).toList());
     }
 
     /** "protocol . port in {@code set}, addressed to this node ({@code toThisNode})", then {@code then}. */
@@ -144,6 +148,14 @@ final class GlobalChains extends RenderPart {
                 .withComment("external and load-balancer IP ports of externalTrafficPolicy Local"));
         b.set(NftSet.set(nf, t, LOCAL_NODEPORTS, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("NodePorts of externalTrafficPolicy Local"));
+        if (externalLocalBlocks.contains(IP_EXTERNAL_LOCAL_BLOCKS)) {
+            b.set(NftSet.map(nf, t, IP_EXTERNAL_LOCAL_BLOCKS, DataType.VERDICT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("policy Local IP ports past 1,024 endpoints: pods and the node to their block"));
+        }
+        if (externalLocalBlocks.contains(NODEPORT_EXTERNAL_LOCAL_BLOCKS)) {
+            b.set(NftSet.map(nf, t, NODEPORT_EXTERNAL_LOCAL_BLOCKS, DataType.VERDICT, DataType.INET_PROTO, DataType.INET_SERVICE)
+                    .withComment("policy Local NodePorts past 1,024 endpoints: pods and the node to their block"));
+        }
         b.set(NftSet.set(nf, t, NO_LOCAL_ENDPOINT, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("policy Local IP ports without an endpoint here: external traffic dropped"));
         b.set(NftSet.set(nf, t, NODEPORT_NO_LOCAL_ENDPOINT, DataType.INET_PROTO, DataType.INET_SERVICE)
@@ -360,10 +372,21 @@ final class GlobalChains extends RenderPart {
         // A frontend here has cluster endpoints (a superset of this node's): the cluster tree is
         // in use whenever one is, the local tree whenever one has endpoints here.
         if (tree(kind)) {
+            // A frontend whose cluster count is past the root's blocks: to its block, by a verdict
+            // element, before the root (only while some frontend is: a lookup for pods' and the
+            // node's traffic to any Local frontend).
+            String blocks = kind.ip ? IP_EXTERNAL_LOCAL_BLOCKS : NODEPORT_EXTERNAL_LOCAL_BLOCKS;
+            boolean big = externalLocalBlocks.contains(blocks);
             if (b.localTraffic(false) != null) {
+                if (big) {
+                    rules.add(b.rule(chain, concat(concat(b.localTraffic(false), key), RuleParts.vmap(blocks))));
+                }
                 rules.add(b.rule(chain, concat(b.localTraffic(false), verdict(Verdict.goTo(kind.root())))));
             }
             rules.add(b.rule(chain, concat(RuleParts.saddrLocal(), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
+            if (big) {
+                rules.add(b.rule(chain, concat(concat(RuleParts.saddrLocal(), key), RuleParts.vmap(blocks))));
+            }
             rules.add(b.rule(chain, concat(RuleParts.saddrLocal(), verdict(Verdict.goTo(kind.root())))));
         }
         rules.add(b.rule(chain, concat(concat(key, RuleParts.lookup(none)), verdict(Verdict.DROP))));

@@ -69,6 +69,13 @@ public final class NftRenderer {
     /** The shared chains that external traffic to those frontends goes through. */
     public static final String IP_EXTERNAL_LOCAL = "ip-external-local";
     public static final String NODEPORT_EXTERNAL_LOCAL = "nodeport-external-local";
+    /**
+     * Verdict maps, while some port is in them: the external frontends of policy Local whose
+     * cluster endpoints are past MAX_PLAIN_PICK, to their block of the cluster tree, where those
+     * chains send this node's pods and the node itself (the tree's root asks for no such block).
+     */
+    public static final String IP_EXTERNAL_LOCAL_BLOCKS = "ip-external-local-blocks";
+    public static final String NODEPORT_EXTERNAL_LOCAL_BLOCKS = "nodeport-external-local-blocks";
     public static final String NO_ENDPOINT_REJECT = "no-endpoint-reject";
     public static final String NO_ENDPOINT_DROP = "no-endpoint-drop";
     public static final String NODEPORT_NO_ENDPOINT_REJECT = "nodeport-no-endpoint-reject";
@@ -309,7 +316,8 @@ public final class NftRenderer {
      * and the verdict maps to services with chains of their own. Asked of every set name of every fragment a sync sends or records.
      */
     public static boolean isOnDemandSet(String set) {
-        return PickTree.isOnDemandSet(set) || set.startsWith(FIREWALL_ALLOW) || set.equals(SERVICE_CHAINS) || set.equals(NODEPORT_CHAINS);
+        return PickTree.isOnDemandSet(set) || set.startsWith(FIREWALL_ALLOW) || set.equals(SERVICE_CHAINS) || set.equals(NODEPORT_CHAINS)
+                || set.equals(IP_EXTERNAL_LOCAL_BLOCKS) || set.equals(NODEPORT_EXTERNAL_LOCAL_BLOCKS);
     }
 
     /** The on-demand sets and trees a globals fragment declares ({@link #onDemandSets}). */

@@ -67,9 +67,11 @@ import io.nftproxy.netlink.nft.expr.Expr;
  * block. A new connection to it then pays one verdict-map lookup and seven bit sets, whatever its
  * count; an endpoint added or removed within its block changes elements without verdicts, and
  * only a count that crosses into another block changes its verdict element (the kernel then
- * validates the table, as when a block is first used). (Only the trees of the cluster's
- * endpoints, {@link Kind#IP} and {@link Kind#NODEPORT}: a port of policy Local or with affinity
- * past MAX_PLAIN_PICK has chains of its own.)
+ * validates the table, as when a block is first used). An external frontend of policy Local
+ * reaches its cluster count's block the same way, from the external chain ({@code
+ * ip-external-local-blocks}). (Only the trees of the cluster's endpoints, {@link Kind#IP} and
+ * {@link Kind#NODEPORT}: a port with affinity or with this node's endpoints past
+ * MAX_PLAIN_PICK has chains of its own.)
  *
  * <p>The last level looks endpoints up in one map per bucket of counts ({@link #bucket}), not in one
  * map for all: the kernel checks each element added to a map against every rule looking it up.
@@ -340,7 +342,7 @@ final class PickTree extends RenderPart {
         return null;
     }
 
-    /** The trees whose counts may go past MAX_PLAIN_PICK (a Local port past it has chains of its own). */
+    /** The trees whose counts may go past MAX_PLAIN_PICK (a port with this node's endpoints past it has chains of its own). */
     private static final List<Kind> BIG_BLOCK_KINDS = List.of(Kind.IP, Kind.NODEPORT);
 
     /** The block (BLOCKS to TREE_BLOCKS − 1) of {@code kind} whose endpoint map is named {@code set}, or -1. */

@@ -24,10 +24,10 @@ import io.nftproxy.proxy.plan.ServicePlan;
 import io.nftproxy.proxy.plan.Target;
 
 /**
- * A service port with chains of its own: groups larger than the shared trees' roots send on with
- * ClientIP session affinity or the external Local policy ({@link #needed}); externalTrafficPolicy
- * Local with local endpoints but no cluster ones to short-circuit pods to (an external chain
- * choosing local endpoints).
+ * A service port with chains of its own ({@link #needed}): groups larger than the shared trees'
+ * roots send on with ClientIP session affinity, or of this node's endpoints under the external
+ * Local policy; externalTrafficPolicy Local with local endpoints but no cluster ones to
+ * short-circuit pods to (an external chain choosing local endpoints).
  */
 final class ServiceChains extends RenderPart {
     private final Set<Bytes> counted = new HashSet<>();
@@ -40,18 +40,20 @@ final class ServiceChains extends RenderPart {
      * Whether a port needs chains of its own: the external Local policy without cluster
      * endpoints, whose shared chain sends pods and the node to the cluster tree, which such a
      * port is not in; or a group past the blocks the trees' roots send on (MAX_PLAIN_PICK) with
-     * ClientIP affinity (its clients are checked a rule per endpoint, as kube-proxy's are) or of
-     * the external Local policy (whose shared chain goes to the trees' roots), or past the
-     * largest count the trees pick among. A plain group past MAX_PLAIN_PICK is sent to its
-     * block's tree by a verdict element ({@link ServiceData}).
+     * ClientIP affinity (its clients are checked a rule per endpoint, as kube-proxy's are), or
+     * this node's endpoints of an external Local port past it (the local trees have no verdict
+     * map to their blocks), or a group past the largest count the trees pick among. A group
+     * past MAX_PLAIN_PICK otherwise is sent to its block's tree by a verdict element
+     * ({@link ServiceData}).
      */
     static boolean needed(ServicePlan plan) {
-        if (plan.external() == Target.EXTERNAL_LOCAL && plan.clusterEndpoints().isEmpty()) {
+        boolean externalLocal = plan.external() == Target.EXTERNAL_LOCAL;
+        if (externalLocal && plan.clusterEndpoints().isEmpty()) {
             return true;
         }
         int largest = Math.max(plan.clusterEndpoints().size(), plan.localEndpoints().size());
-        return largest > MAX_PLAIN_PICK && (NftRenderer.stickyTimeout(plan.svc()) != 0
-                || plan.external() == Target.EXTERNAL_LOCAL || largest > MAX_TREE_PICK);
+        return largest > MAX_PLAIN_PICK && (NftRenderer.stickyTimeout(plan.svc()) != 0 || largest > MAX_TREE_PICK
+                || externalLocal && plan.localEndpoints().size() > MAX_PLAIN_PICK);
     }
 
     /** The picking chains of the port's cluster and local endpoints, the external chain, and the map elements to them. */

@@ -90,6 +90,13 @@ final class ServiceData extends RenderPart {
      */
     private void externalLocal(PickTree.Kind kind, Bytes key, ServicePlan plan, long stickySeconds) {
         b.dispatched(kind.ip ? LOCAL_IPS : LOCAL_NODEPORTS, SetElement.of(key));
+        int cluster = plan.clusterEndpoints().size();
+        if (cluster > MAX_PLAIN_PICK) {
+            // Past the blocks the tree's root asks for: the external chain sends this node's pods
+            // and the node itself to the cluster count's block by this verdict (PickTree).
+            b.element(kind.ip ? IP_EXTERNAL_LOCAL_BLOCKS : NODEPORT_EXTERNAL_LOCAL_BLOCKS,
+                    SetElement.of(key, Verdict.goTo(kind.blockRoot(PickTree.blockOf(cluster)))));
+        }
         inTree(kind, key, plan.clusterEndpoints(), b.slots.clusterIds(), stickySeconds);
         if (plan.localEndpoints().isEmpty()) {
             b.element(kind.ip ? NO_LOCAL_ENDPOINT : NODEPORT_NO_LOCAL_ENDPOINT, SetElement.of(key));

@@ -210,7 +210,10 @@ public final class KernelServiceView {
             if (policyLocal) {
                 facts.add("externalTrafficPolicy Local: from outside, " + picked(key, ip, true, "endpoints on this node")
                         + counted(ip ? LOCAL_IPS : LOCAL_NODEPORTS, key, "new connections counted"));
-                facts.add("from this node and its pods, " + picked(key, ip, false, "endpoints"));
+                SetElement toBlock = find(ip ? NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS : NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS, key);
+                int block = toBlock != null && toBlock.data() instanceof Verdict v
+                        ? Names.tree(ip, false).blockOfRoot(Generation.original(v.chain())) : -1;
+                facts.add("from this node and its pods, " + picked(key, ip, false, "endpoints", Math.max(block, 0)));
                 if (in(ip ? NO_LOCAL_ENDPOINT : NODEPORT_NO_LOCAL_ENDPOINT, key)) {
                     facts.add("no endpoint on this node: traffic from outside is dropped");
                 }

@@ -13,9 +13,15 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
+import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.client.NftClient;
+import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.sync.Syncer;
 import io.nftproxy.sandbox.Netns;
@@ -28,6 +34,8 @@ import io.nftproxy.sandbox.Netns;
  * verdict map and the root's block sets, both ways), while four clients connect as fast as they
  * can: every connection is answered, by an endpoint of a state in force while it was made, and
  * none is lost once (no SYN sent twice). The endpoints are one pod's address on as many ports.
+ * Through the ClusterIP, and, the port's external traffic of policy Local, through its NodePort
+ * from the pods (which the external chain's verdict map sends to the cluster count's block).
  */
 class LargeCountChangesUnderLoadKernelTest {
     static final List<String> CLIENTS = List.of("10.244.2.100", "10.244.2.101", "10.244.2.102", "10.244.2.103");
@@ -36,8 +44,25 @@ class LargeCountChangesUnderLoadKernelTest {
     static final int[] COUNTS = {1100, 1101, 1100, 1152, 1153, 1152, 1024, 1025, 1024, 1160, 1100, 1023, 1281, 1090, 1040,
             1200, 1025, 1110};
 
-    @Test
-    void noConnectionIsLostWhileACountPastTheRootsBlocksChanges() throws Exception {
+    /** The port with {@code count} endpoints, of external policy Local (its first three on this node) or not. */
+    static ProxyState state(int count, boolean local) {
+        if (!local) {
+            return ManyEndpointsKernelTest.state(count);
+        }
+        ServicePort svc = ServicePort.builder(ManyEndpointsKernelTest.ID, 80).clusterIPs(List.of(Inet.parse("10.96.0.50")))
+                .nodePort(30050).externalPolicyLocal(true).build();
+        List<Endpoint> eps = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            eps.add(Endpoint.ready(Inet.parse(ManyEndpointsKernelTest.POD), ManyEndpointsKernelTest.FIRST_PORT + i,
+                    i < 3 ? "node-a" : "node-b"));
+        }
+        return new ProxyState(Map.of(ManyEndpointsKernelTest.ID, svc), Map.of(ManyEndpointsKernelTest.ID, eps),
+                NodeInfo.named("node-a"));
+    }
+
+    @ParameterizedTest(name = "external traffic policy Local, from the pods through the NodePort: {0}")
+    @ValueSource(booleans = {false, true})
+    void noConnectionIsLostWhileACountPastTheRootsBlocksChanges(boolean local) throws Exception {
         int most = 0;
         for (int c : COUNTS) {
             most = Math.max(most, c);
@@ -49,7 +74,7 @@ class LargeCountChangesUnderLoadKernelTest {
             Netns clients = topo.pod(CLIENTS.toArray(new String[0]));
             long synRetransmitsBefore = ConnectingClients.synRetransmits(clients);
             Syncer syncer = new Syncer(nft, new NftRenderer(AffinityAcrossChangesKernelTest.config()), "nftproxy");
-            syncer.sync(ManyEndpointsKernelTest.state(COUNTS[0]), null);
+            syncer.sync(state(COUNTS[0], local), null);
 
             ConcurrentSkipListMap<Long, Integer> inForce = new ConcurrentSkipListMap<>();
             inForce.put(Long.MIN_VALUE, COUNTS[0]);
@@ -60,7 +85,9 @@ class LargeCountChangesUnderLoadKernelTest {
             List<ConnectingClients.Client> each = CLIENTS.stream()
                     .map(c -> new ConnectingClients.Client(c, FIRST_SOURCE_PORT, 65_536)).toList();
             int syncs = 0;
-            try (ConnectingClients load = new ConnectingClients(topo, clients, each, "10.96.0.50", 80, c -> {
+            String dst = local ? Topology.NODE_IP : "10.96.0.50";
+            int dport = local ? 30050 : 80;
+            try (ConnectingClients load = new ConnectingClients(topo, clients, each, dst, dport, c -> {
                 var o = c.outcome();
                 if (o == null || o.result() != ANSWERED) {
                     failures.add(c.client().source() + ": " + (o == null ? c.error() : o));
@@ -75,7 +102,7 @@ class LargeCountChangesUnderLoadKernelTest {
                 long deadline = System.nanoTime() + 60_000_000_000L;
                 while ((answered.get() < 4_000 || syncs < 150) && System.nanoTime() < deadline) {
                     int count = COUNTS[++syncs % COUNTS.length];
-                    syncer.sync(ManyEndpointsKernelTest.state(count), Set.of(ManyEndpointsKernelTest.ID));
+                    syncer.sync(state(count, local), Set.of(ManyEndpointsKernelTest.ID));
                     inForce.put(System.nanoTime(), count);
                 }
             }

@@ -179,6 +179,52 @@ class ManyEndpointsKernelTest {
         }
     }
 
+    /**
+     * External traffic policy Local past 1,024 cluster endpoints, three of them on this node:
+     * traffic from outside to its NodePort reaches this node's three only; this node's pods reach
+     * every endpoint, through the cluster count's block, which the external chain's verdict map
+     * sends them to; its ClusterIP is a plain port's. No chain of its own.
+     */
+    @Test
+    void localGroupsPastTheRootsBlocksSendPodsToTheirClusterBlock() throws Exception {
+        ProxyConfig cfg = AffinityAcrossChangesKernelTest.config();
+        int k = NftRenderer.MAX_PLAIN_PICK + 76;
+        ServicePortName id = new ServicePortName("default", "many-local", "http", Protocol.TCP);
+        ServicePort svc = ServicePort.builder(id, 80).clusterIPs(List.of(Inet.parse("10.96.0.52"))).nodePort(30052)
+                .externalPolicyLocal(true).build();
+        List<Endpoint> eps = new ArrayList<>();
+        for (int i = 0; i < k; i++) {
+            eps.add(Endpoint.ready(Inet.parse(POD), FIRST_PORT + i, i < 3 ? "node-a" : "node-b"));
+        }
+        try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
+            for (int i = 0; i < k; i++) {
+                topo.serve(POD, FIRST_PORT + i);
+            }
+            Netns client = topo.pod(CLIENT);
+            new Syncer(nft, new NftRenderer(cfg), "nftproxy").sync(new ProxyState(Map.of(id, svc), Map.of(id, eps),
+                    NodeInfo.named("node-a")), null);
+            assertFalse(topo.node.exec("nft", "list", "chains", "ip").contains("svc-"), "no chain of its own");
+            String blocks = topo.node.exec("nft", "list", "map", "ip", "nftproxy", NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS);
+            assertTrue(blocks.contains("tcp . 30052") && blocks.contains("goto nodeport-pick-1025-1152"), blocks);
+
+            for (int i = 0; i < 20; i++) {
+                Topology.Outcome o = topo.tcp(topo.ext, null, Topology.NODE_IP, 30052);
+                assertEquals(ANSWERED, o.result(), "from outside: " + o);
+                int port = Integer.parseInt(o.answeredBy().substring(o.answeredBy().lastIndexOf(':') + 1));
+                assertTrue(port < FIRST_PORT + 3, "from outside, one of this node's three: " + o);
+            }
+            Set<String> fromPod = new HashSet<>();
+            for (int i = 0; i < 60; i++) {
+                Topology.Outcome o = topo.tcp(client, CLIENT, Topology.NODE_IP, 30052);
+                assertEquals(ANSWERED, o.result(), "from a pod: " + o);
+                fromPod.add(o.answeredBy());
+            }
+            assertTrue(fromPod.size() >= 40, "a pod reaches every endpoint: 60 connections over " + fromPod.size());
+            Set<String> viaClusterIP = answers(topo, client, "10.96.0.52", 80, 40, k);
+            assertTrue(viaClusterIP.size() >= 25, "the ClusterIP too: " + viaClusterIP.size());
+        }
+    }
+
     static final ServicePortName STICKY = new ServicePortName("default", "many-sticky", "http", Protocol.TCP);
 
     static ProxyState sticky(int endpoints) {

@@ -342,17 +342,74 @@ class NftRendererTest {
                     .noneMatch(x -> NftPrinter.ruleBody(x, g.sets()::get).contains("1025")), "the root asks for no block past its own");
         }
 
-        // With affinity or of the external Local policy: chains of their own (a rule per endpoint
-        // checks a sticky port's clients, as kube-proxy's do); past the last block, too.
+        // With affinity: chains of their own (a rule per endpoint checks a sticky port's clients,
+        // as kube-proxy's do); past the last block, too.
         ServicePort sticky = ServicePort.builder(big.id(), 80).clusterIPs(big.clusterIPs()).affinitySeconds(600).build();
         assertFalse(r.service(IpFamily.V4, sticky, manyEps(NftRenderer.MAX_PLAIN_PICK + 1), NODE).chains().isEmpty(), "sticky");
-        ServicePort local = ServicePort.builder(big.id(), 80).clusterIPs(big.clusterIPs()).nodePort(30020)
-                .externalPolicyLocal(true).build();
-        assertFalse(r.service(IpFamily.V4, local, manyEps(NftRenderer.MAX_PLAIN_PICK + 1), NODE).chains().isEmpty(), "Local");
         assertTrue(r.service(IpFamily.V4, big, manyEps(NftRenderer.MAX_PLAIN_PICK), NODE).elements()
                 .containsKey("ip-count-block-7"), "up to 1,024, the root's blocks");
         assertFalse(r.service(IpFamily.V4, big, manyEps(NftRenderer.MAX_TREE_PICK + 1), NODE).chains().isEmpty(),
                 "past the last block: chains of its own");
+    }
+
+    /**
+     * External traffic policy Local past 1,024 cluster endpoints: its ClusterIP as a plain port's,
+     * its external frontends in the local sets, the cluster count's block reached by this node's
+     * pods and the node itself through the external chain's verdict map; with more than 1,024
+     * endpoints on this node, chains of its own.
+     */
+    @Test
+    void localPortsPastTheRootsBlocksReachTheirClusterBlockByAVerdictElement() {
+        NftRenderer r = new NftRenderer(CFG);
+        int k = 8 * NftRenderer.MAX_SHARED_PICK + 76;
+        List<Endpoint> eps = new ArrayList<>(manyEps(k));
+        for (int i = 0; i < 3; i++) {
+            eps.set(i, Endpoint.ready(eps.get(i).address(), 8080, "node-a")); // three here
+        }
+        ServicePort local = ServicePort.builder(new ServicePortName("default", "big-local", "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse("10.96.0.20"))).externalIPs(List.of(Inet.parse("198.51.100.20")))
+                .nodePort(30020).externalPolicyLocal(true).build();
+        Fragment f = r.service(IpFamily.V4, local, eps, NODE);
+        assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
+        assertEquals(List.of(Verdict.goTo("ip-pick-1025-1152")),
+                f.elements().get(NftRenderer.SERVICE_CHAINS).stream().map(SetElement::data).toList(), "the ClusterIP, plain");
+        assertEquals(List.of("198.51.100.20 . tcp . 80"), keys(f, NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS));
+        assertEquals(List.of(Verdict.goTo("ip-pick-1025-1152")),
+                f.elements().get(NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS).stream().map(SetElement::data).toList());
+        assertEquals(List.of(Verdict.goTo("nodeport-pick-1025-1152")),
+                f.elements().get(NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS).stream().map(SetElement::data).toList());
+        assertEquals(List.of("198.51.100.20 . tcp . 80"), keys(f, NftRenderer.LOCAL_IPS));
+        assertEquals(3, f.elements().get("local-endpoints-1-8").stream()
+                .filter(e -> e.key().slice(0, 4).equals(Bytes.ip("198.51.100.20"))).count(), "this node's three");
+        assertEquals(2 * k, f.elements().get("service-endpoints-1025-1152").size(), "the ClusterIP's and the external IP's");
+
+        ProxyState st = new ProxyState(Map.of(local.id(), local), Map.of(local.id(), eps), NODE);
+        Fragment g = r.globals(IpFamily.V4, st);
+        List<String> external = body(g, NftRenderer.IP_EXTERNAL_LOCAL);
+        int toBlock = -1;
+        int toRoot = -1;
+        for (int i = 0; i < external.size(); i++) {
+            if (external.get(i).startsWith("ip saddr @cluster-cidrs ip daddr . meta l4proto . th dport vmap @ip-external-local-blocks")) {
+                toBlock = i;
+            }
+            if (external.get(i).equals("ip saddr @cluster-cidrs goto ip-pick-1-128")) {
+                toRoot = i;
+            }
+        }
+        assertTrue(toBlock >= 0 && toBlock < toRoot, "pods to the block before the root: " + external);
+        assertTrue(external.stream().anyMatch(x -> x.startsWith("fib saddr type local ip daddr . meta l4proto . th dport vmap")),
+                "the node too: " + external);
+        assertTrue(body(g, NftRenderer.NODEPORT_EXTERNAL_LOCAL).stream().anyMatch(x -> x.contains("vmap @nodeport-external-local-blocks")));
+        assertTrue(g.chains().containsKey("ip-pick-1025-1152"));
+
+        List<Endpoint> allHere = new ArrayList<>();
+        for (Endpoint e : eps) {
+            allHere.add(Endpoint.ready(e.address(), 8080, "node-a"));
+        }
+        assertFalse(r.service(IpFamily.V4, local, allHere, NODE).chains().isEmpty(), "past 1,024 on this node: chains of its own");
+        ServicePort plain = ServicePort.builder(local.id(), 80).clusterIPs(local.clusterIPs()).build();
+        Fragment none = r.globals(IpFamily.V4, new ProxyState(Map.of(plain.id(), plain), Map.of(plain.id(), eps), NODE));
+        assertFalse(none.sets().containsKey(NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS), "only while some frontend is in it");
     }
 
     @Test
