@@ -2,31 +2,22 @@ package io.nftproxy.proxy.render;
 
 
 import java.net.InetAddress;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 import io.nftproxy.netlink.nft.Bytes;
-import io.nftproxy.netlink.nft.NftSet;
 import io.nftproxy.netlink.nft.SetElement;
-import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
-import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.plan.ServicePlan;
 
 /**
@@ -242,25 +233,11 @@ public final class NftRenderer {
         return config;
     }
 
-    /** The whole desired ruleset of a state (a full render; syncs reuse fragments instead). */
-    public Ruleset render(ProxyState state) {
-        List<FamilyRuleset> out = new ArrayList<>();
-        for (IpFamily f : IpFamily.values()) {
-            Map<ServicePortName, Fragment> frags = new LinkedHashMap<>();
-            SortedSet<String> demanded = new TreeSet<>();
-            for (ServicePort svc : state.sortedServices()) {
-                Fragment frag = service(f, svc, state.endpointsOf(svc.id()), state.node());
-                frags.put(svc.id(), frag);
-                demanded.addAll(onDemandSets(frag));
-            }
-            out.add(assemble(f, globals(f, state, stickyTimeouts(state), demanded), frags));
-        }
-        return new Ruleset(out);
-    }
-
     /**
      * The global skeleton of one family's table: shared chains, sets, and CIDR elements, with
-     * what the state's services need of the parts declared on demand.
+     * what the state's services need of the parts declared on demand, rendering every service to
+     * learn it (a sync counts it as services change instead, and calls the method below): for
+     * tests and tools that want the globals of a whole state.
      */
     public Fragment globals(IpFamily f, ProxyState state) {
         SortedSet<String> demanded = new TreeSet<>();
@@ -430,38 +407,5 @@ public final class NftRenderer {
         }
         data.firewall(plan);
         return b.fragment();
-    }
-
-    /** Assembles fragments into one family's desired table. */
-    public FamilyRuleset assemble(IpFamily f, Fragment globals, Map<ServicePortName, Fragment> services) {
-        Map<String, DesiredChain> chains = new LinkedHashMap<>(globals.chains());
-        Map<String, NftSet> sets = new LinkedHashMap<>(globals.sets());
-        Set<String> unmanaged = new HashSet<>(globals.unmanagedSets());
-        Map<String, ServicePortName> owners = new HashMap<>();
-        for (Map.Entry<ServicePortName, Fragment> e : services.entrySet()) {
-            chains.putAll(e.getValue().chains());
-            sets.putAll(e.getValue().sets());
-            unmanaged.addAll(e.getValue().unmanagedSets());
-            for (String c : e.getValue().chains().keySet()) {
-                owners.put(c, e.getKey());
-            }
-        }
-        Map<String, Map<Bytes, SetElement>> elements = new HashMap<>();
-        for (String name : sets.keySet()) {
-            elements.put(name, new TreeMap<>());
-        }
-        Consumer<Fragment> addElements = fr -> fr.elements().forEach((set, els) -> {
-            Map<Bytes, SetElement> m = elements.get(set);
-            for (SetElement el : els) {
-                m.putIfAbsent(el.key(), el);
-            }
-        });
-        addElements.accept(globals);
-        services.values().forEach(addElements);
-        Map<String, DesiredSet> ds = new LinkedHashMap<>();
-        for (NftSet s : sets.values()) {
-            ds.put(s.name(), new DesiredSet(s, elements.get(s.name()), !unmanaged.contains(s.name())));
-        }
-        return new FamilyRuleset(f, new Table(f.nft(), config.table()), chains, ds, owners);
     }
 }
