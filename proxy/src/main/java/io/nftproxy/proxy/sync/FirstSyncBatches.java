@@ -153,10 +153,8 @@ final class FirstSyncBatches {
      * 7,400 operations, and the kernel took 60 ms for them in one transaction.
      */
     static List<Transaction> globals(Transaction tx, int limit, boolean baseRules) {
-        List<Transaction> out = new ArrayList<>();
-        Transaction cur = new Transaction();
+        TransactionPacker out = new TransactionPacker(limit);
         Transaction base = new Transaction();
-        int w = 0;
         for (Op op : tx.ops()) {
             if (op.object() instanceof Rule r && NftRenderer.BASE_CHAINS.contains(r.chain())) {
                 base.op(op.verb(), op.object());
@@ -171,33 +169,28 @@ final class FirstSyncBatches {
                 }
             }
             for (Op part : parts) {
-                int weight = part.object() instanceof Elements e ? e.elements().size()
-                        : part.object() instanceof Rule ? RULE_WEIGHT : 1;
-                if (!cur.isEmpty() && w + weight > limit) {
-                    out.add(cur);
-                    cur = new Transaction();
-                    w = 0;
-                }
-                cur.op(part.verb(), part.object());
-                w += weight;
+                out.add(weight(part), t -> t.op(part.verb(), part.object()));
             }
         }
-        if (!cur.isEmpty()) {
-            out.add(cur);
-        }
+        List<Transaction> all = new ArrayList<>(out.done());
         if (baseRules && !base.isEmpty()) {
-            out.add(base);
+            all.add(base);
         }
-        return out;
+        return all;
     }
 
     /** What a transaction of the globals weighs, as {@link #globals} cuts them: a rule {@link #RULE_WEIGHT}, an element 1. */
     static int weight(Transaction tx) {
         int w = 0;
         for (Op op : tx.ops()) {
-            w += op.object() instanceof Elements e ? e.elements().size() : op.object() instanceof Rule ? RULE_WEIGHT : 1;
+            w += weight(op);
         }
         return w;
+    }
+
+    /** What one operation of the globals weighs: its elements, a rule {@link #RULE_WEIGHT}, anything else 1. */
+    private static int weight(Op op) {
+        return op.object() instanceof Elements e ? e.elements().size() : op.object() instanceof Rule ? RULE_WEIGHT : 1;
     }
 
     /** What a fragment makes the kernel create: its elements, rules, chains and sets. */

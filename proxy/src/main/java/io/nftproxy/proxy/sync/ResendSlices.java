@@ -48,8 +48,7 @@ final class ResendSlices {
         new TreeMap<>(ts.chains).values().forEach(c -> decl.add(c.chain()));
         out.add(decl);
 
-        Transaction cur = new Transaction();
-        int n = 0;
+        TransactionPacker elements = new TransactionPacker(max);
         for (String name : new TreeMap<>(ts.elements).keySet()) {
             NftSet set = ts.sets.get(name);
             if (set == null || ts.unmanagedSets.contains(name)) {
@@ -74,18 +73,10 @@ final class ResendSlices {
                 packed.forEach(b -> chunks.add(b.build()));
             }
             for (List<SetElement> chunk : chunks) {
-                if (n > 0 && n + chunk.size() > max) {
-                    out.add(cur);
-                    cur = new Transaction();
-                    n = 0;
-                }
-                cur.add(new Elements(set.family(), set.table(), name, chunk));
-                n += chunk.size();
+                elements.add(chunk.size(), t -> t.add(new Elements(set.family(), set.table(), name, chunk)));
             }
         }
-        if (!cur.isEmpty()) {
-            out.add(cur);
-        }
+        out.addAll(elements.done());
         return out;
     }
 

@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiFunction;
-import java.util.function.Consumer;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
@@ -150,7 +149,7 @@ final class Takeover {
     static List<Transaction> drop(Generation g, Map<IpFamily, Listing> kernel,
                                   BiFunction<IpFamily, String, List<Bytes>> keysOf,
                                   BiFunction<IpFamily, String, Integer> rulesOf, int limit) {
-        Batches out = new Batches(limit);
+        TransactionPacker out = new TransactionPacker(limit);
         Map<IpFamily, List<Chain>> chains = new EnumMap<>(IpFamily.class);
         Map<IpFamily, List<NftSet>> sets = new EnumMap<>(IpFamily.class);
         kernel.forEach((f, l) -> {
@@ -182,34 +181,5 @@ final class Takeover {
         sets.values().forEach(list -> list.forEach(s -> out.add(1, tx -> tx.delete(s))));
         chains.values().forEach(list -> list.forEach(c -> out.add(1, tx -> tx.delete(c))));
         return out.done();
-    }
-
-    /** Operations packed into transactions of about {@code limit} objects, in order. */
-    private static final class Batches {
-        private final int limit;
-        private final List<Transaction> done = new ArrayList<>();
-        private Transaction cur = new Transaction();
-        private int weight;
-
-        Batches(int limit) {
-            this.limit = Math.max(1, limit);
-        }
-
-        void add(int w, Consumer<Transaction> op) {
-            if (!cur.isEmpty() && weight + w > limit) {
-                done.add(cur);
-                cur = new Transaction();
-                weight = 0;
-            }
-            op.accept(cur);
-            weight += w;
-        }
-
-        List<Transaction> done() {
-            if (!cur.isEmpty()) {
-                done.add(cur);
-            }
-            return done;
-        }
     }
 }
