@@ -59,6 +59,10 @@ final class FirstSyncBatches {
 
     /** One transaction's contributors, and what they weigh (objects, as {@link #weight} counts them). */
     record Batch(List<Contributor> ports, int weight) {
+        /** Whether this is the globals' batch, the first ({@link Queue#next}): the tables and their shared parts. */
+        boolean isGlobals() {
+            return ports.size() == 1 && ports.get(0).isGlobals();
+        }
     }
 
     /**

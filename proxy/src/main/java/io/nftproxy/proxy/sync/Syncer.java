@@ -690,8 +690,10 @@ public final class Syncer implements Backend {
             FirstSyncBatches.Queue batches = FirstSyncBatches.queue(r.changes());
             // Each transaction sized by what the kernel took for the last ones (KernelPace).
             KernelPace pace = new KernelPace(firstSyncBatch);
-            for (int i = 0; batches.hasNext(); i++) {
+            while (batches.hasNext()) {
                 FirstSyncBatches.Batch next = batches.next(pace.limit());
+                // The first batch: the fresh tables and their globals, cut again by the kernel's pace.
+                boolean globalsBatch = next.isGlobals();
                 List<Contributor> batch = new ArrayList<>(next.ports());
                 for (int attempt = 0; ; attempt++) {
                     long t0 = System.nanoTime();
@@ -699,16 +701,16 @@ public final class Syncer implements Backend {
                     List<Delta> deltas = new ArrayList<>();
                     for (IpFamily f : IpFamily.values()) {
                         if (!plan.families().contains(f)) {
-                            if (i == 0 && !beside) {
+                            if (globalsBatch && !beside) {
                                 Table t = new Table(f.nft(), tableName);
                                 tx.add(t).delete(t); // no table in a family the node does not use
                             }
                             continue; // beside: the switch deletes it (Takeover#switchTo)
                         }
-                        TableState ts = i == 0 ? r.fresh().get(f) : committed.get(f);
-                        if (i == 0 && !beside) {
+                        TableState ts = globalsBatch ? r.fresh().get(f) : committed.get(f);
+                        if (globalsBatch && !beside) {
                             tx.add(ts.table).delete(ts.table).add(ts.table); // as in one transaction
-                        } else if (i == 0) {
+                        } else if (globalsBatch) {
                             tx.add(ts.table); // a family without a table of ours gets one
                         }
                         Map<Contributor, Fragment> part = new LinkedHashMap<>();
@@ -718,7 +720,7 @@ public final class Syncer implements Backend {
                             }
                         }
                         Delta d;
-                        if (i == 0) {
+                        if (globalsBatch) {
                             d = new Delta(ts, part);
                         } else {
                             // Counted into what we hold as it is computed; taken out again if refused.
@@ -734,7 +736,7 @@ public final class Syncer implements Backend {
                     }
                     prepareNanos += System.nanoTime() - t0;
                     try {
-                        if (i == 0) {
+                        if (globalsBatch) {
                             for (Transaction part : FirstSyncBatches.globals(tx, pace.limit(), !beside)) {
                                 CommitStats st = committer.commit(g.apply(part));
                                 pace.observe(FirstSyncBatches.weight(part), st.kernelNanos());
@@ -766,7 +768,7 @@ public final class Syncer implements Backend {
                             d.apply();
                             changedChains += d.changedChains();
                         }
-                        if (i == 0) {
+                        if (globalsBatch) {
                             committed.putAll(r.fresh());
                         }
                     } finally {
