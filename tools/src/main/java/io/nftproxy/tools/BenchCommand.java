@@ -219,15 +219,10 @@ final class BenchCommand implements Callable<Integer> {
         Duration limit = quick ? Duration.ofSeconds(60) : Durations.parse(budget);
         CompareBench bench = new CompareBench(backends, endpoints, reps, limit);
         bench.kernelTime(kernelTime);
-        if (connectEndpoints < 1 || connectEndpoints > CompareBench.MAX_CONNECT_ENDPOINTS) {
-            System.err.println("nftproxy: --connect-endpoints " + connectEndpoints + ": from 1 to " + CompareBench.MAX_CONNECT_ENDPOINTS);
+        if (!endpointCount("--connect-endpoints", connectEndpoints) || !endpointCount("--many-endpoints", manyEndpoints)) {
             return 2;
         }
         bench.connectEndpoints(connectEndpoints);
-        if (manyEndpoints < 1 || manyEndpoints > CompareBench.MAX_CONNECT_ENDPOINTS) {
-            System.err.println("nftproxy: --many-endpoints " + manyEndpoints + ": from 1 to " + CompareBench.MAX_CONNECT_ENDPOINTS);
-            return 2;
-        }
         bench.manyEndpoints(manyEndpoints);
         bench.syncs(sizes);
         if (!noDataPlane) {
@@ -244,6 +239,15 @@ final class BenchCommand implements Callable<Integer> {
         System.out.println("written: " + out.resolve("results.csv") + ", " + out.resolve("report.md") + ", "
                 + out.resolve("sync.png") + ", " + out.resolve("connect.png"));
         return 0;
+    }
+
+    /** Whether {@code n} is an endpoint count the bench can give a service; if not, says so in one line. */
+    private static boolean endpointCount(String flag, int n) {
+        if (n >= 1 && n <= CompareBench.MAX_CONNECT_ENDPOINTS) {
+            return true;
+        }
+        System.err.println("nftproxy: " + flag + " " + n + ": from 1 to " + CompareBench.MAX_CONNECT_ENDPOINTS);
+        return false;
     }
 
     private int footprint() throws Exception {

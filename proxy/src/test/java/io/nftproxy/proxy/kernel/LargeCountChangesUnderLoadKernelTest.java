@@ -68,9 +68,7 @@ class LargeCountChangesUnderLoadKernelTest {
             most = Math.max(most, c);
         }
         try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
-            for (int i = 0; i < most; i++) {
-                topo.serve(ManyEndpointsKernelTest.POD, ManyEndpointsKernelTest.FIRST_PORT + i);
-            }
+            ManyEndpointsKernelTest.serve(topo, most);
             Netns clients = topo.pod(CLIENTS.toArray(new String[0]));
             long synRetransmitsBefore = ConnectingClients.synRetransmits(clients);
             Syncer syncer = new Syncer(nft, new NftRenderer(AffinityAcrossChangesKernelTest.config()), "nftproxy");

@@ -68,6 +68,20 @@ class ManyEndpointsKernelTest {
         return seen;
     }
 
+    /** A server on each of the pod's first {@code n} endpoint ports. */
+    static void serve(Topology topo, int n) throws Exception {
+        for (int i = 0; i < n; i++) {
+            topo.serve(POD, FIRST_PORT + i);
+        }
+    }
+
+    /** A syncer into {@code nft} whose clock reads {@code now[0]} (the tests move it past what changes keep). */
+    static Syncer syncer(NftClient nft, ProxyConfig cfg, long[] now) {
+        Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
+        syncer.clock(() -> now[0]);
+        return syncer;
+    }
+
     static String sets(Topology topo) {
         return topo.node.exec("nft", "-t", "list", "sets", "ip");
     }
@@ -77,13 +91,10 @@ class ManyEndpointsKernelTest {
         ProxyConfig cfg = AffinityAcrossChangesKernelTest.config();
         int most = 2 * NftRenderer.MAX_SHARED_PICK + 10;
         try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
-            for (int i = 0; i < most; i++) {
-                topo.serve(POD, FIRST_PORT + i);
-            }
+            serve(topo, most);
             Netns client = topo.pod(CLIENT);
-            Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
             long[] now = {0};
-            syncer.clock(() -> now[0]);
+            Syncer syncer = syncer(nft, cfg, now);
             int k = NftRenderer.MAX_SHARED_PICK + 2;
             syncer.sync(state(k), null);
             assertTrue(sets(topo).contains("set ip-count-block-1 "), sets(topo));
@@ -131,13 +142,10 @@ class ManyEndpointsKernelTest {
         int k = NftRenderer.MAX_PLAIN_PICK + 76; // 1,100: block 8
         int most = NftRenderer.MAX_PLAIN_PICK + NftRenderer.MAX_SHARED_PICK + 8; // 1,160: block 9
         try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
-            for (int i = 0; i < most; i++) {
-                topo.serve(POD, FIRST_PORT + i);
-            }
+            serve(topo, most);
             Netns client = topo.pod(CLIENT);
-            Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
             long[] now = {0};
-            syncer.clock(() -> now[0]);
+            Syncer syncer = syncer(nft, cfg, now);
             syncer.sync(state(k), null);
             String chains = topo.node.exec("nft", "list", "chains", "ip");
             assertFalse(chains.contains("svc-"), "no chain of its own: " + chains);
@@ -197,9 +205,7 @@ class ManyEndpointsKernelTest {
             eps.add(Endpoint.ready(Inet.parse(POD), FIRST_PORT + i, i < 3 ? "node-a" : "node-b"));
         }
         try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
-            for (int i = 0; i < k; i++) {
-                topo.serve(POD, FIRST_PORT + i);
-            }
+            serve(topo, k);
             Netns client = topo.pod(CLIENT);
             new Syncer(nft, new NftRenderer(cfg), "nftproxy").sync(new ProxyState(Map.of(id, svc), Map.of(id, eps),
                     NodeInfo.named("node-a")), null);
@@ -256,9 +262,7 @@ class ManyEndpointsKernelTest {
         }
         int k = NftRenderer.MAX_SHARED_PICK + 12;
         try (Topology topo = new Topology(); NftClient nft = NftClient.open(topo.node.ns())) {
-            for (int i = 0; i < k + 1; i++) {
-                topo.serve(POD, FIRST_PORT + i);
-            }
+            serve(topo, k + 1);
             Netns clients = topo.pod(ips.toArray(new String[0]));
             Syncer syncer = new Syncer(nft, new NftRenderer(cfg), "nftproxy");
             syncer.sync(sticky(k), null);

@@ -301,7 +301,6 @@ class NftRendererTest {
         assertEquals(Set.of(), NftRenderer.onDemandDeclared(none), "no block and no tree without a port in it");
         assertFalse(none.chains().containsKey("ip-pick-1-" + NftRenderer.MAX_SHARED_PICK));
         assertFalse(none.chains().containsKey(PickTree.Kind.IP.leaf(k)));
-
     }
 
     @Test
