@@ -128,12 +128,7 @@ public final class Names {
          * for), or -1 for any other chain.
          */
         public int blockOfRoot(String chain) {
-            for (int block = PickTree.BLOCKS; block < PickTree.TREE_BLOCKS; block++) {
-                if (chain.equals(kind.blockRoot(block))) {
-                    return block;
-                }
-            }
-            return -1;
+            return PickTree.bigBlockOfRoot(kind, chain);
         }
 
         /** The map from "frontend . index" to endpoint for a frontend of {@code k} endpoints. */

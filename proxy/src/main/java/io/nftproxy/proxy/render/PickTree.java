@@ -347,7 +347,19 @@ final class PickTree extends RenderPart {
 
     /** The block (BLOCKS to TREE_BLOCKS − 1) of {@code kind} whose endpoint map is named {@code set}, or -1. */
     static int bigBlock(Kind kind, String set) {
-        String base = kind.endpointsBase();
+        return blockNamed(kind.endpointsBase(), set);
+    }
+
+    /**
+     * The block (BLOCKS to TREE_BLOCKS − 1) whose tree of {@code kind} has {@code chain} for its
+     * root (where a verdict element sends a count past the root's blocks), or -1.
+     */
+    static int bigBlockOfRoot(Kind kind, String chain) {
+        return blockNamed(kind.prefix + "-pick", chain);
+    }
+
+    /** "BASE-LO-HI" for a block past the root's: the block, else -1. Allocates nothing. */
+    private static int blockNamed(String base, String set) {
         int n = set.length();
         if (n < base.length() + 4 || !set.startsWith(base) || set.charAt(base.length()) != '-') {
             return -1;

@@ -63,6 +63,7 @@ final class ServiceData extends RenderPart {
             switch (plan.external()) {
                 case CLUSTER -> {
                     frontend(PickTree.Kind.IP, k, cluster, b.slots.clusterIds(), sticky);
+                    externalToBlock(PickTree.Kind.IP, k, cluster.size(), false);
                     b.element(EXTERNAL_MASQ, SetElement.of(k));
                 }
                 case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.IP, k, plan, sticky);
@@ -74,6 +75,7 @@ final class ServiceData extends RenderPart {
             switch (plan.external()) {
                 case CLUSTER -> {
                     frontend(PickTree.Kind.NODEPORT, k, cluster, b.slots.clusterIds(), sticky);
+                    externalToBlock(PickTree.Kind.NODEPORT, k, cluster.size(), false);
                     b.element(NODEPORT_MASQ, SetElement.of(k));
                 }
                 case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.NODEPORT, k, plan, sticky);
@@ -90,18 +92,34 @@ final class ServiceData extends RenderPart {
      */
     private void externalLocal(PickTree.Kind kind, Bytes key, ServicePlan plan, long stickySeconds) {
         b.dispatched(kind.ip ? LOCAL_IPS : LOCAL_NODEPORTS, SetElement.of(key));
-        int cluster = plan.clusterEndpoints().size();
-        if (cluster > MAX_PLAIN_PICK) {
-            // Past the blocks the tree's root asks for: the external chain sends this node's pods
-            // and the node itself to the cluster count's block by this verdict (PickTree).
-            b.element(kind.ip ? IP_EXTERNAL_LOCAL_BLOCKS : NODEPORT_EXTERNAL_LOCAL_BLOCKS,
-                    SetElement.of(key, Verdict.goTo(kind.blockRoot(PickTree.blockOf(cluster)))));
-        }
+        externalToBlock(kind, key, plan.clusterEndpoints().size(), true);
         inTree(kind, key, plan.clusterEndpoints(), b.slots.clusterIds(), stickySeconds);
         if (plan.localEndpoints().isEmpty()) {
             b.element(kind.ip ? NO_LOCAL_ENDPOINT : NODEPORT_NO_LOCAL_ENDPOINT, SetElement.of(key));
         } else {
             inTree(kind.local(), key, plan.localEndpoints(), b.slots.localIds(), stickySeconds);
+        }
+    }
+
+    /**
+     * An external frontend past MAX_PLAIN_PICK cluster endpoints: its way to the cluster count's
+     * block in both verdict maps, whatever its policy. services' ({@code service-chains}) serves
+     * policy Cluster, and the external chain's ({@code ip-external-local-blocks}) this node's pods
+     * and the node itself under policy Local; {@code local-ips}, asked before the first, decides
+     * which. With both always there, a connection whose first packet crosses a commit that flips
+     * the policy, reading {@code local-ips} before the flip and a verdict map after it, finds its
+     * block either way (rather than the tree's root, which asks for no such block). {@code local}:
+     * of policy Local (its services' element then only for such a crossing).
+     */
+    private void externalToBlock(PickTree.Kind kind, Bytes key, int cluster, boolean local) {
+        if (cluster <= MAX_PLAIN_PICK) {
+            return;
+        }
+        Verdict toBlock = Verdict.goTo(kind.blockRoot(PickTree.blockOf(cluster)));
+        b.element(kind.ip ? IP_EXTERNAL_LOCAL_BLOCKS : NODEPORT_EXTERNAL_LOCAL_BLOCKS, SetElement.of(key, toBlock));
+        if (local) {
+            // Never asked while the frontend is in local-ips, which services asks first.
+            b.element(kind.ip ? SERVICE_CHAINS : NODEPORT_CHAINS, SetElement.of(key, toBlock));
         }
     }
 

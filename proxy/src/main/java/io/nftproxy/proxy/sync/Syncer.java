@@ -574,9 +574,11 @@ public final class Syncer implements Backend {
      * flip to policy Local lost connections). Committed first, the new chains are in both
      * generations the elements' commit flips between. The same for a port's chains of its own
      * (past 1,024 endpoints), which its verdict element in {@code service-chains} leads into:
-     * they come first with the port's old elements, the new ones after. Only growth goes first:
+     * they come first with the port's old elements, the new ones after; and for a block of a
+     * tree past 1,024 endpoints, which a verdict element leads into. Only growth goes first:
      * removals (chains and sets no frontend leads into any more) stay where they are, after the
-     * elements go.
+     * elements go; globals that grow as they shrink (a block comes as another goes) send their
+     * growth first beside all they had ({@link #withAdditions}).
      */
     private Map<IpFamily, Map<Contributor, Fragment>> structureFirst(Plan plan, Rendered r) {
         // A partial sync's, or the change a re-assertion sends first as a partial sync would.
@@ -592,6 +594,18 @@ public final class Syncer implements Backend {
             Map<Contributor, Fragment> first = new LinkedHashMap<>();
             e.getValue().forEach((who, neu) -> {
                 Fragment old = ts.fragments.get(who);
+                if (neu != null && old != null && who.equals(Contributor.GLOBALS) && e.getValue().size() > 1
+                        && !grows(old, neu)) {
+                    // Growth beside shrinkage (a block of a tree comes as another goes): what is
+                    // new comes first, beside all that was; the rest goes with the elements. A
+                    // verdict element may lead into a new block's tree, which must be in both
+                    // generations its commit flips between (PickTree.Shape#reachedAndReads).
+                    Fragment union = withAdditions(old, neu);
+                    if (grows(old, union)) {
+                        first.put(who, union);
+                    }
+                    return;
+                }
                 if (neu == null || who.isTransition() || !grows(old == null ? Fragment.EMPTY : old, neu)) {
                     return;
                 }
@@ -612,6 +626,27 @@ public final class Syncer implements Backend {
             }
         }
         return out.isEmpty() ? null : out;
+    }
+
+    /**
+     * {@code old} with the chains and sets of {@code neu} it lacks (and those sets' elements): each
+     * of {@code old}'s as it was, so that what traffic meets does not change, and what is new is
+     * in place, unreachable but for elements yet to come.
+     */
+    static Fragment withAdditions(Fragment old, Fragment neu) {
+        Map<String, DesiredChain> chains = new LinkedHashMap<>(old.chains());
+        neu.chains().forEach(chains::putIfAbsent);
+        Map<String, NftSet> sets = new LinkedHashMap<>(old.sets());
+        neu.sets().forEach(sets::putIfAbsent);
+        Map<String, List<SetElement>> elements = new LinkedHashMap<>(old.elements());
+        neu.elements().forEach((set, els) -> {
+            if (!old.sets().containsKey(set)) {
+                elements.put(set, els);
+            }
+        });
+        Set<String> unmanaged = new HashSet<>(old.unmanagedSets());
+        neu.unmanagedSets().stream().filter(set -> !old.sets().containsKey(set)).forEach(unmanaged::add);
+        return new Fragment(chains, sets, elements, unmanaged, old.slots());
     }
 
     /** Whether {@code neu} holds every chain and set of {@code old}, each set as it was, and a chain or set more. */

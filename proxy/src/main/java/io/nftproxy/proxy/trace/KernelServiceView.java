@@ -196,10 +196,11 @@ public final class KernelServiceView {
             String kind = !ip ? "NodePort" : in(CLUSTER_IP_PORTS, key) ? "ClusterIP" : "external or load-balancer IP";
             boolean policyLocal = in(ip ? LOCAL_IPS : LOCAL_NODEPORTS, key);
             SetElement own = find(ip ? SERVICE_CHAINS : NODEPORT_CHAINS, key);
-            // A verdict to a tree's block: a plain port past the blocks the tree's root asks for.
+            // A verdict to a tree's block: a port past the blocks the tree's root asks for (one of
+            // policy Local has it too, for connections crossing a flip of the policy, and picks below).
             int bigBlock = own != null && own.data() instanceof Verdict v
                     ? Names.tree(ip, false).blockOfRoot(Generation.original(v.chain())) : -1;
-            if (bigBlock > 0) {
+            if (bigBlock > 0 && !policyLocal) {
                 facts.add(picked(key, ip, false, "endpoints", bigBlock)
                         + counted(ip ? SERVICE_CHAINS : NODEPORT_CHAINS, key, "new connections counted"));
             }

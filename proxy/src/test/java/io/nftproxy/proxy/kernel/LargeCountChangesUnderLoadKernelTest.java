@@ -34,8 +34,9 @@ import io.nftproxy.sandbox.Netns;
  * verdict map and the root's block sets, both ways), while four clients connect as fast as they
  * can: every connection is answered, by an endpoint of a state in force while it was made, and
  * none is lost once (no SYN sent twice). The endpoints are one pod's address on as many ports.
- * Through the ClusterIP, and, the port's external traffic of policy Local, through its NodePort
- * from the pods (which the external chain's verdict map sends to the cluster count's block).
+ * Through the ClusterIP, and through the NodePort from the pods while the port's external traffic
+ * policy flips between Local (the external chain's verdict map sends them to the cluster count's
+ * block) and Cluster (services' verdict map does), with the count and without.
  */
 class LargeCountChangesUnderLoadKernelTest {
     static final List<String> CLIENTS = List.of("10.244.2.100", "10.244.2.101", "10.244.2.102", "10.244.2.103");
@@ -99,8 +100,11 @@ class LargeCountChangesUnderLoadKernelTest {
             })) {
                 long deadline = System.nanoTime() + 60_000_000_000L;
                 while ((answered.get() < 4_000 || syncs < 150) && System.nanoTime() < deadline) {
-                    int count = COUNTS[++syncs % COUNTS.length];
-                    syncer.sync(state(count, local), Set.of(ManyEndpointsKernelTest.ID));
+                    // Through the NodePort, each count twice, of external policy Local and then
+                    // Cluster: the policy flips with the count unchanged, and again as it changes.
+                    syncs++;
+                    int count = COUNTS[(local ? syncs / 2 : syncs) % COUNTS.length];
+                    syncer.sync(state(count, local && syncs % 2 == 0), Set.of(ManyEndpointsKernelTest.ID));
                     inForce.put(System.nanoTime(), count);
                 }
             }

@@ -312,8 +312,9 @@ class NftRendererTest {
         Fragment f = r.service(IpFamily.V4, big, manyEps(k), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
         assertEquals(Set.of("service-endpoints-1025-1152", "nodeport-endpoints-1025-1152", "service-endpoints-1-8",
-                "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport", NftRenderer.SERVICE_CHAINS, NftRenderer.NODEPORT_CHAINS),
-                NftRenderer.onDemandSets(f), "its blocks' maps, the verdict maps, the trees and their smallest bucket");
+                "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport", NftRenderer.SERVICE_CHAINS, NftRenderer.NODEPORT_CHAINS,
+                NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS), NftRenderer.onDemandSets(f),
+                "its blocks' maps, the verdict maps (the NodePort's in the external chain's too), the trees and their smallest bucket");
         assertEquals(List.of("10.96.0.20 . tcp . 80"), keys(f, NftRenderer.SERVICE_CHAINS));
         assertEquals(List.of(Verdict.goTo("ip-pick-1025-1152")),
                 f.elements().get(NftRenderer.SERVICE_CHAINS).stream().map(SetElement::data).toList());
@@ -374,8 +375,10 @@ class NftRendererTest {
                 .nodePort(30020).externalPolicyLocal(true).build();
         Fragment f = r.service(IpFamily.V4, local, eps, NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
-        assertEquals(List.of(Verdict.goTo("ip-pick-1025-1152")),
-                f.elements().get(NftRenderer.SERVICE_CHAINS).stream().map(SetElement::data).toList(), "the ClusterIP, plain");
+        assertEquals(List.of("10.96.0.20 . tcp . 80", "198.51.100.20 . tcp . 80"), keys(f, NftRenderer.SERVICE_CHAINS),
+                "the ClusterIP, plain, and the external IP (asked for after local-ips: for a flip of the policy)");
+        assertEquals(List.of(Verdict.goTo("ip-pick-1025-1152"), Verdict.goTo("ip-pick-1025-1152")),
+                f.elements().get(NftRenderer.SERVICE_CHAINS).stream().map(SetElement::data).toList());
         assertEquals(List.of("198.51.100.20 . tcp . 80"), keys(f, NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS));
         assertEquals(List.of(Verdict.goTo("ip-pick-1025-1152")),
                 f.elements().get(NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS).stream().map(SetElement::data).toList());
@@ -412,7 +415,8 @@ class NftRendererTest {
         assertFalse(r.service(IpFamily.V4, local, allHere, NODE).chains().isEmpty(), "past 1,024 on this node: chains of its own");
         ServicePort plain = ServicePort.builder(local.id(), 80).clusterIPs(local.clusterIPs()).build();
         Fragment none = r.globals(IpFamily.V4, new ProxyState(Map.of(plain.id(), plain), Map.of(plain.id(), eps), NODE));
-        assertFalse(none.sets().containsKey(NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS), "only while some frontend is in it");
+        assertFalse(none.sets().containsKey(NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS), "only while some frontend is in it: "
+                + "a ClusterIP is none");
     }
 
     @Test

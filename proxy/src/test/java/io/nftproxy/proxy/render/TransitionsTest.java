@@ -160,6 +160,42 @@ class TransitionsTest {
                 "every old index kept for packets still in the tree");
     }
 
+    /**
+     * A port past 1,024 endpoints whose external traffic's policy flips: its external frontend has
+     * its way to the block in both verdict maps under either policy, so the flip changes no
+     * verdict and keeps none (a packet reading local-ips before the commit's flip and a verdict map
+     * after it finds its block either way).
+     */
+    @org.junit.jupiter.api.Test
+    void aPolicyFlipPastTheRootsBlocksKeepsBothWaysToTheBlock() {
+        NftRenderer r = new NftRenderer(NftRendererTest.CFG);
+        NodeInfo node = NftRendererTest.NODE;
+        List<Endpoint> eps = new java.util.ArrayList<>(NftRendererTest.manyEps(1100));
+        eps.set(0, Endpoint.ready(eps.get(0).address(), 8080, "node-a"));
+        ServicePort.Builder port = ServicePort.builder(PORT.id(), 80).clusterIPs(List.of(Inet.parse("10.96.0.10")))
+                .externalIPs(List.of(Inet.parse("203.0.113.10"))).nodePort(30010);
+        Fragment cluster = r.service(IpFamily.V4, port.externalPolicyLocal(false).build(), eps, node);
+        Fragment local = r.service(IpFamily.V4, port.externalPolicyLocal(true).build(), eps, node, cluster.slots());
+        Bytes ext = MapKeys.frontend(Inet.parse("203.0.113.10"), 6, 80);
+        for (Fragment f : List.of(cluster, local)) {
+            for (String map : List.of(NftRenderer.SERVICE_CHAINS, NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS)) {
+                SetElement e = element(f, map, ext);
+                assertTrue(e != null && e.data().equals(io.nftproxy.netlink.nft.Verdict.goTo("ip-pick-1025-1152")),
+                        map + " sends the external IP to its block: " + e);
+            }
+            assertEquals(1, f.elements().get(NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS).size());
+            assertEquals(2, f.elements().get(NftRenderer.NODEPORT_CHAINS).size() + f.elements().get(NftRenderer.SERVICE_CHAINS).size()
+                    - 1, "the ClusterIP in services' only, the external IP and the NodePort in both");
+        }
+        assertTrue(element(cluster, NftRenderer.LOCAL_IPS, ext) == null && element(local, NftRenderer.LOCAL_IPS, ext) != null,
+                "local-ips decides the policy");
+        Set<String> declared = new TreeSet<>(NftRenderer.onDemandSets(cluster));
+        for (Fragment kept : List.of(Transitions.between(cluster, local, declared), Transitions.between(local, cluster, declared))) {
+            assertFalse(kept.elements().containsKey(NftRenderer.SERVICE_CHAINS) || kept.elements().containsKey(NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS),
+                    "no verdict kept: " + kept.elements().keySet());
+        }
+    }
+
     /** The old generation's state: the port with {@code a} endpoints and the other port with {@code other}. */
     static ProxyState oldState(int a, int other) {
         Map<ServicePortName, ServicePort> ports = new HashMap<>();

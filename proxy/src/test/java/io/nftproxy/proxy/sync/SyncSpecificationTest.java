@@ -504,6 +504,37 @@ class SyncSpecificationTest {
         assertTrue(next.get(1).contains("goto ip-pick-1153-1280"), next.get(1));
     }
 
+    /**
+     * A block that comes in the sync that takes another away (the globals do not only grow): what
+     * is new is committed first, beside all that was, and what goes goes with the elements, so
+     * that the verdict element leading into the new block's tree finds it in both generations.
+     */
+    @Test
+    void aBlockThatComesAsAnotherGoesIsCommittedFirstBesideIt() throws Exception {
+        endpoints.put(WEB, moreThanTheRootsBlocks()); // block 8
+        syncInTwo(WEB);
+        afterGrace();
+        List<Endpoint> block10 = new ArrayList<>(moreThanTheRootsBlocks());
+        for (int i = 0; i < 200; i++) {
+            block10.add(ep("10.246." + (i / 200) + "." + (2 + i % 200), "node-b")); // 1,300
+        }
+        endpoints.put(WEB, block10);
+        sent.clear();
+        syncInTwo(WEB); // block 10's tree first; block 8's kept for connections crossing the change
+        List<Endpoint> block11 = new ArrayList<>(block10);
+        for (int i = 0; i < 150; i++) {
+            block11.add(ep("10.247." + (i / 200) + "." + (2 + i % 200), "node-b")); // 1,450: block 11, which nothing holds
+        }
+        endpoints.put(WEB, block11);
+        now += Transitions.GRACE.toNanos(); // and this sync takes block 8 away with its kept elements
+        sent.clear();
+        List<String> both = syncInTwo(WEB);
+        assertTrue(both.get(0).contains("add chain ip nftproxy ip-pick-1409-1536"), both.get(0));
+        assertFalse(both.get(0).contains("delete"), "nothing goes before the elements: " + both.get(0));
+        assertTrue(both.get(1).contains("goto ip-pick-1409-1536"), both.get(1));
+        assertTrue(both.get(1).contains("delete chain ip nftproxy ip-pick-1025-1152"), "block 8 goes with the elements");
+    }
+
     /** 1,100 endpoints: more than the trees' roots send on (1,024), in block 8. */
     private static List<Endpoint> moreThanTheRootsBlocks() {
         List<Endpoint> many = new ArrayList<>();
