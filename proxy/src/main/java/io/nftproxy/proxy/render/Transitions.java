@@ -85,6 +85,24 @@ public final class Transitions {
         return between(old, neu, declared, Elsewhere.NONE, NOTHING_KEPT, true);
     }
 
+    /** The elements of both (a key in both: {@code a}'s), as one fragment of elements only. */
+    public static Fragment merged(Fragment a, Fragment b) {
+        if (b == Fragment.EMPTY) {
+            return a;
+        }
+        if (a == Fragment.EMPTY) {
+            return b;
+        }
+        Map<String, Map<Bytes, SetElement>> out = new LinkedHashMap<>();
+        for (Fragment f : List.of(a, b)) {
+            f.elements().forEach((set, els) -> {
+                Map<Bytes, SetElement> m = out.computeIfAbsent(set, k -> new LinkedHashMap<>());
+                els.forEach(e -> m.putIfAbsent(e.key(), e));
+            });
+        }
+        return fragment(out);
+    }
+
     /** Which elements earlier changes keep, by set and key: what {@link #between} must not leave a crossing packet. */
     public interface Kept {
         boolean holds(String set, Bytes key);
@@ -153,9 +171,10 @@ public final class Transitions {
                 }
             }
         }
-        if (out.isEmpty()) {
-            return Fragment.EMPTY;
-        }
+        return out.isEmpty() ? Fragment.EMPTY : fragment(out);
+    }
+
+    private static Fragment fragment(Map<String, Map<Bytes, SetElement>> out) {
         Map<String, List<SetElement>> elements = new LinkedHashMap<>();
         out.forEach((set, els) -> elements.put(set, List.copyOf(els.values())));
         return new Fragment(Map.of(), Map.of(), elements, Set.of(), EndpointSlots.NONE);

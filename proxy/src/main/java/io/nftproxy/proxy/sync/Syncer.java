@@ -509,6 +509,14 @@ public final class Syncer implements Backend {
         Fragment old = ts.fragments.get(Contributor.of(id));
         boolean structureStays = NftRenderer.onDemandSets(old).stream().allMatch(set -> demand.getOrDefault(set, 0) > 0);
         Fragment crossing = Transitions.between(old, frag, ts.onDemand.keySet(), elsewhere, kept, structureStays);
+        if (!ts.onDemand.keySet().containsAll(demand.keySet())) {
+            // The trees grow in this sync: committed first (structureFirst), the growth is in the
+            // generation the elements' commit leaves, and a crossing packet may walk it. Kept for
+            // the trees as they are and as they will be, whichever the commits turn out to be.
+            Set<String> grown = new TreeSet<>(ts.onDemand.keySet());
+            grown.addAll(demand.keySet());
+            crossing = Transitions.merged(crossing, Transitions.between(old, frag, grown, elsewhere, kept, structureStays));
+        }
         if (crossing == Fragment.EMPTY) {
             return;
         }
@@ -613,7 +621,10 @@ public final class Syncer implements Backend {
                     if (old != null && e.getValue().size() > 1) {
                         first.put(who, neu);
                     }
-                } else if (old == null || old.chains().isEmpty()) {
+                } else if ((old == null || old.chains().isEmpty())
+                        && neu.chains().keySet().stream().noneMatch(ts.chains::containsKey)) {
+                    // (Not when another port holds a chain of the same name, as a port renamed in
+                    // this sync does: it goes with that port's elements, in the same commit.)
                     // Its chains, with the elements it had: nothing leads into them yet. (A port
                     // that has chains already changes them with its elements, in one commit: its
                     // rules may look up elements the change brings.)
