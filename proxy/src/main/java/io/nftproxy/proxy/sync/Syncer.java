@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -404,8 +405,9 @@ public final class Syncer implements Backend {
      * What a sync renders: per family, the fragments of the contributors it changes (null for one
      * that goes), in the order sent; the tables it creates; which contributor owns each chain.
      */
+    /** {@code demands}: per family, the on-demand parts the services need once the sync is in. */
     private record Rendered(Map<IpFamily, Map<Contributor, Fragment>> changes, Map<IpFamily, TableState> fresh,
-                            Map<String, Contributor> chainOwners, long renderNanos) {
+                            Map<String, Contributor> chainOwners, long renderNanos, Map<IpFamily, Set<String>> demands) {
     }
 
     /** Per family, the fragments of the plan's ports that differ from what we hold. */
@@ -417,6 +419,7 @@ public final class Syncer implements Backend {
         Map<IpFamily, Map<Contributor, Fragment>> byFamily = new EnumMap<>(IpFamily.class);
         Map<IpFamily, TableState> fresh = new EnumMap<>(IpFamily.class);
         Map<String, Contributor> chainOwners = new HashMap<>();
+        Map<IpFamily, Set<String>> demands = new EnumMap<>(IpFamily.class);
         for (IpFamily f : plan.families()) {
             TableState ts = committed.get(f);
             if (ts == null) {
@@ -494,8 +497,9 @@ public final class Syncer implements Backend {
                 changes = withGlobals;
             }
             byFamily.put(f, changes);
+            demands.put(f, demand.keySet());
         }
-        return new Rendered(byFamily, fresh, chainOwners, System.nanoTime() - t0);
+        return new Rendered(byFamily, fresh, chainOwners, System.nanoTime() - t0, demands);
     }
 
     /**
@@ -558,7 +562,7 @@ public final class Syncer implements Backend {
     /** The transaction of one attempt: per family, the delta from what we hold to the fragments of the plan's ports. */
     private Attempt prepare(Plan plan, ProxyState state, List<String> rejected) {
         Rendered r = render(plan, state, rejected);
-        Map<IpFamily, Map<Contributor, Fragment>> structure = structureFirst(plan, r);
+        Map<IpFamily, Map<Contributor, Fragment>> structure = structureFirst(plan, state, r);
         if (structure == null) {
             return build(plan, r, r.changes());
         }
@@ -588,7 +592,7 @@ public final class Syncer implements Backend {
      * elements go; globals that grow as they shrink (a block comes as another goes) send their
      * growth first beside all they had ({@link #withAdditions}).
      */
-    private Map<IpFamily, Map<Contributor, Fragment>> structureFirst(Plan plan, Rendered r) {
+    private Map<IpFamily, Map<Contributor, Fragment>> structureFirst(Plan plan, ProxyState state, Rendered r) {
         // A partial sync's, or the change a re-assertion sends first as a partial sync would.
         if (plan.kind() == Kind.REPLACE || !r.fresh().isEmpty()) {
             return null;
@@ -604,11 +608,20 @@ public final class Syncer implements Backend {
                 Fragment old = ts.fragments.get(who);
                 if (neu != null && old != null && who.equals(Contributor.GLOBALS) && e.getValue().size() > 1
                         && !grows(old, neu)) {
-                    // Growth beside shrinkage (a block of a tree comes as another goes): what is
-                    // new comes first, beside all that was; the rest goes with the elements. A
-                    // verdict element may lead into a new block's tree, which must be in both
-                    // generations its commit flips between (PickTree.Shape#reachedAndReads).
-                    Fragment union = withAdditions(old, neu);
+                    // Growth beside shrinkage (a block of a tree comes as another goes): the globals
+                    // of what was and what comes together first (every chain that was, the trees'
+                    // roots asking for the new blocks too), the rest with the elements. A verdict
+                    // element may lead into a new block's tree, and a packet that misses a verdict
+                    // after the flip meets the root: both must know the new block in the
+                    // generation the elements' commit leaves (PickTree.Shape#reachedAndReads).
+                    Set<String> both = new TreeSet<>(ts.onDemand.keySet());
+                    both.addAll(r.demands().getOrDefault(e.getKey(), Set.of()));
+                    SortedSet<StickyTimeout> timeouts = new TreeSet<>(stickyTimeouts.keySet());
+                    timeouts.addAll(plan.stickyTimeouts().keySet());
+                    Fragment union = renderer.globals(e.getKey(), state, timeouts, both);
+                    if (!grows(old, union)) {
+                        union = withAdditions(old, neu); // old rules, new chains beside them
+                    }
                     if (grows(old, union)) {
                         first.put(who, union);
                     }
