@@ -589,8 +589,9 @@ public final class Syncer implements Backend {
      * they come first with the port's old elements, the new ones after; and for a block of a
      * tree past 1,024 endpoints, which a verdict element leads into. Only growth goes first:
      * removals (chains and sets no frontend leads into any more) stay where they are, after the
-     * elements go; globals that grow as they shrink (a block comes as another goes) send their
-     * growth first beside all they had ({@link #withAdditions}).
+     * elements go; globals that grow as they shrink (a block comes as another goes) send first
+     * the globals of the old and the new demand together, or failing that their growth beside all
+     * they had ({@link #withAdditions}).
      */
     private Map<IpFamily, Map<Contributor, Fragment>> structureFirst(Plan plan, ProxyState state, Rendered r) {
         // A partial sync's, or the change a re-assertion sends first as a partial sync would.
