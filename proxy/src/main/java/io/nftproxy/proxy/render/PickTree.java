@@ -134,6 +134,11 @@ final class PickTree extends RenderPart {
             return chain(block * MAX_SHARED_PICK + 1, (block + 1) * MAX_SHARED_PICK);
         }
 
+        /** The verdict that sends a frontend of {@code k} endpoints, past MAX_PLAIN_PICK, to its block's tree. */
+        Verdict toBlock(int k) {
+            return Verdict.goTo(blockRoot(blockOf(k)));
+        }
+
         /** The chain that still chooses among counts {@code lo}..{@code hi}; the root chooses among all. */
         String chain(int lo, int hi) {
             return prefix + "-pick-" + lo + "-" + hi;

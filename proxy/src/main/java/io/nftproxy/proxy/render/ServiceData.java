@@ -115,7 +115,7 @@ final class ServiceData extends RenderPart {
         if (cluster <= MAX_PLAIN_PICK) {
             return;
         }
-        Verdict toBlock = Verdict.goTo(kind.blockRoot(PickTree.blockOf(cluster)));
+        Verdict toBlock = kind.toBlock(cluster);
         b.element(kind.ip ? IP_EXTERNAL_LOCAL_BLOCKS : NODEPORT_EXTERNAL_LOCAL_BLOCKS, SetElement.of(key, toBlock));
         if (local) {
             // Never asked while the frontend is in local-ips, which services asks first.
@@ -132,7 +132,7 @@ final class ServiceData extends RenderPart {
         if (eps.size() > MAX_PLAIN_PICK) {
             // Past the blocks the root asks for: services sends it to its block's tree (PickTree).
             b.dispatched(kind.ip ? SERVICE_CHAINS : NODEPORT_CHAINS,
-                    SetElement.of(key, Verdict.goTo(kind.blockRoot(PickTree.blockOf(eps.size())))));
+                    SetElement.of(key, kind.toBlock(eps.size())));
         } else {
             b.dispatched(kind.ip ? SERVICE_IPS : SERVICE_NODEPORTS, SetElement.of(key));
         }

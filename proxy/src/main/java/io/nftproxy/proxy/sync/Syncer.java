@@ -5,11 +5,13 @@ import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.locks.ReadWriteLock;
@@ -429,7 +431,7 @@ public final class Syncer implements Backend {
             Map<Contributor, Fragment> changes = new LinkedHashMap<>();
             // The on-demand global sets the services will fill once this sync is in, counted as
             // Delta#apply will count them (a fresh table counts from nothing).
-            Map<String, Integer> demand = new TreeMap<>(ts.onDemand);
+            SortedMap<String, Integer> demand = new TreeMap<>(ts.onDemand);
             // Fragments rendered from the same inputs are reused: from what we committed, or,
             // when rebuilding, from what we committed before forgetting it.
             TableState reuse = fresh.containsKey(f) ? forgotten.get(f) : ts;
@@ -508,12 +510,12 @@ public final class Syncer implements Backend {
      * own, numbered after the changes before it (in every family the same number).
      */
     private void keepForCrossing(TableState ts, ServicePortName id, Fragment frag, Transitions.Elsewhere elsewhere,
-                                 Transitions.Kept kept, Map<Contributor, Fragment> changes, Map<String, Integer> demand,
+                                 Transitions.Kept kept, Map<Contributor, Fragment> changes, SortedMap<String, Integer> demand,
                                  long now) {
         Fragment old = ts.fragments.get(Contributor.of(id));
         boolean structureStays = NftRenderer.onDemandSets(old).stream().allMatch(set -> demand.getOrDefault(set, 0) > 0);
         Fragment crossing = Transitions.between(old, frag, ts.onDemand.keySet(), elsewhere, kept, structureStays);
-        if (!ts.onDemand.keySet().containsAll(demand.keySet())) {
+        if (addsKeys(ts.onDemand, demand)) {
             // The trees grow in this sync: committed first (structureFirst), the growth is in the
             // generation the elements' commit leaves, and a crossing packet may walk it. Kept for
             // the trees as they are and as they will be, whichever the commits turn out to be.
@@ -528,6 +530,27 @@ public final class Syncer implements Backend {
         TableState.countOnDemand(demand, crossing, +1);
         changes.put(tc, crossing);
         transitionsUntil.put(tc, now + Transitions.GRACE.toNanos());
+    }
+
+    /**
+     * Whether {@code after} has a key {@code before} lacks: both sorted, walked once side by side
+     * (asked for every changed port of a sync; a lookup per key was n log n on that path).
+     */
+    static boolean addsKeys(SortedMap<String, Integer> before, SortedMap<String, Integer> after) {
+        if (after.size() > before.size()) {
+            return true;
+        }
+        Iterator<String> had = before.keySet().iterator();
+        String h = had.hasNext() ? had.next() : null;
+        for (String k : after.keySet()) {
+            while (h != null && h.compareTo(k) < 0) {
+                h = had.hasNext() ? had.next() : null;
+            }
+            if (h == null || !h.equals(k)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The number this sync's change of {@code id} keeps its transitional elements under: one per port and sync. */

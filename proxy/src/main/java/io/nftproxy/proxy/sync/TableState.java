@@ -4,6 +4,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.TreeMap;
 
 import io.nftproxy.netlink.nft.Bytes;
@@ -50,7 +51,7 @@ final class TableState {
      * {@link #fragments} put elements in it: kept as fragments are replaced, so that a partial
      * sync knows which the globals must declare without looking at every fragment.
      */
-    final Map<String, Integer> onDemand = new TreeMap<>();
+    final SortedMap<String, Integer> onDemand = new TreeMap<>();
 
     TableState(IpFamily family, Table table) {
         this.family = family;
