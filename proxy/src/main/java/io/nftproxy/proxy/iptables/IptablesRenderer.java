@@ -19,7 +19,10 @@ import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
+import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.plan.ExternalLocalSteps;
 import io.nftproxy.proxy.plan.ServicePlan;
 import io.nftproxy.proxy.plan.Target;
 import io.nftproxy.proxy.render.RenderFailure;
@@ -176,18 +179,18 @@ public final class IptablesRenderer {
             return new Output(sb.toString(), nat, filter, rejected);
         }
 
-        String match(ServicePort svc) {
-            String p = svc.protocol().lower();
+        String match(Protocol protocol) {
+            String p = protocol.lower();
             return "-m " + p + " -p " + p;
         }
 
         void service(ServicePlan plan) {
-            ServicePort svc = plan.svc();
-            String name = ChainNames.servicePortName(svc.id());
-            String svcChain = ChainNames.svc(svc.id());
-            String svlChain = ChainNames.svl(svc.id());
-            String extChain = ChainNames.ext(svc.id());
-            String port = " --dport " + svc.port();
+            ServicePortName id = plan.id();
+            String name = ChainNames.servicePortName(id);
+            String svcChain = ChainNames.svc(id);
+            String svlChain = ChainNames.svl(id);
+            String extChain = ChainNames.ext(id);
+            String port = " --dport " + plan.port();
 
             if (!plan.clusterEndpoints().isEmpty()) {
                 nat.add(svcChain);
@@ -197,17 +200,17 @@ public final class IptablesRenderer {
             }
             // The masquerade rule for off-cluster sources comes first in the policy chain.
             for (InetAddress ip : plan.clusterIPs()) {
-                String args = "-m comment --comment \"" + name + " cluster IP\" " + match(svc) + " -d " + host(ip) + port;
+                String args = "-m comment --comment \"" + name + " cluster IP\" " + match(plan.protocol()) + " -d " + host(ip) + port;
                 String internalChain = switch (plan.internal()) {
                     case CLUSTER -> svcChain;
                     case LOCAL -> svlChain;
                     default -> null;
                 };
                 if (internalChain != null) {
-                    if (config.masqueradeAll()) {
-                        natRule(internalChain, args, "-j KUBE-MARK-MASQ");
-                    } else if (localTraffic(true) != null) {
-                        natRule(internalChain, args, localTraffic(true), "-j KUBE-MARK-MASQ");
+                    switch (plan.clusterIpMasquerade()) {
+                        case ALL -> natRule(internalChain, args, "-j KUBE-MARK-MASQ");
+                        case NOT_FROM_PODS -> natRule(internalChain, args, podTraffic(true), "-j KUBE-MARK-MASQ");
+                        case NONE -> { }
                     }
                     natRule("KUBE-SERVICES", args, "-j " + internalChain);
                 } else {
@@ -215,10 +218,10 @@ public final class IptablesRenderer {
                 }
             }
             if (!plan.clusterEndpoints().isEmpty()) {
-                balance(svc, svcChain, plan.clusterEndpoints());
+                balance(plan, svcChain, plan.clusterEndpoints());
             }
             if (!plan.localEndpoints().isEmpty()) {
-                balance(svc, svlChain, plan.localEndpoints());
+                balance(plan, svlChain, plan.localEndpoints());
             }
             if (plan.external() == Target.NONE) {
                 return;
@@ -229,19 +232,21 @@ public final class IptablesRenderer {
             // table rejects or drops it.
             String externalPolicyChain = switch (plan.external()) {
                 case CLUSTER -> svcChain;
-                case EXTERNAL_LOCAL -> plan.externalHasLocalEndpoints() ? svlChain : null;
+                case EXTERNAL_LOCAL -> plan.externalLocal().restToLocal() ? svlChain : null;
                 default -> null;
             };
             if (usesExt) {
                 nat.add(extChain);
-                if (plan.external() != Target.EXTERNAL_LOCAL) {
+                ExternalLocalSteps steps = plan.externalLocal();
+                if (plan.masqueradeExternal()) {
                     natRule(extChain, "-m comment --comment \"masquerade traffic for " + name + " external destinations\"",
                             "-j KUBE-MARK-MASQ");
-                } else if (!plan.clusterEndpoints().isEmpty()) {
-                    if (localTraffic(false) != null) {
-                        natRule(extChain, "-m comment --comment \"pod traffic for " + name + " external destinations\"",
-                                localTraffic(false), "-j " + svcChain);
-                    }
+                }
+                if (steps != null && steps.podsToCluster()) {
+                    natRule(extChain, "-m comment --comment \"pod traffic for " + name + " external destinations\"",
+                            podTraffic(false), "-j " + svcChain);
+                }
+                if (steps != null && steps.nodeToCluster()) {
                     natRule(extChain, "-m comment --comment \"masquerade LOCAL traffic for " + name + " external destinations\"",
                             "-m addrtype --src-type LOCAL", "-j KUBE-MARK-MASQ");
                     natRule(extChain, "-m comment --comment \"route LOCAL traffic for " + name + " external destinations\"",
@@ -253,7 +258,7 @@ public final class IptablesRenderer {
             }
             Target filtered = externalPolicyChain != null ? null : plan.external() == Target.REJECT ? Target.REJECT : Target.DROP;
             boolean firewalled = !plan.firewall().isEmpty();
-            String fw = ChainNames.fw(svc.id());
+            String fw = ChainNames.fw(id);
             if (firewalled && usesExt) {
                 // Allowed sources are DNATed through the firewall chain; the rest keeps the
                 // load-balancer IP as destination and is dropped by KUBE-PROXY-FIREWALL.
@@ -266,20 +271,20 @@ public final class IptablesRenderer {
             for (InetAddress ip : plan.externalFrontends()) {
                 boolean lb = plan.loadBalancerIPs().contains(ip);
                 String args = "-m comment --comment \"" + name + (lb ? " loadbalancer IP" : " external IP") + "\" "
-                        + match(svc) + " -d " + host(ip) + port;
+                        + match(plan.protocol()) + " -d " + host(ip) + port;
                 if (usesExt) {
                     natRule("KUBE-SERVICES", args, "-j " + (lb && firewalled ? fw : extChain));
                 }
                 if (lb && firewalled) {
                     filterRule("KUBE-PROXY-FIREWALL", "-m comment --comment \"" + name + " traffic not accepted by " + fw + "\"",
-                            match(svc), "-d " + host(ip) + port, "-j DROP");
+                            match(plan.protocol()), "-d " + host(ip) + port, "-j DROP");
                 }
                 if (filtered != null) {
                     filterRule("KUBE-EXTERNAL-SERVICES", args, reject(filtered));
                 }
             }
-            if (svc.nodePort() != 0) {
-                String args = "-m comment --comment \"" + name + "\" " + match(svc) + " --dport " + svc.nodePort();
+            if (plan.nodePort() != 0) {
+                String args = "-m comment --comment \"" + name + "\" " + match(plan.protocol()) + " --dport " + plan.nodePort();
                 if (usesExt) {
                     natRule("KUBE-NODEPORTS", args, "-j " + extChain);
                 }
@@ -290,14 +295,12 @@ public final class IptablesRenderer {
         }
 
         /**
-         * kube-proxy's local traffic detector: the match for traffic from local pods (or, with
-         * {@code negate}, not from them); null when it cannot tell in this family.
+         * kube-proxy's local traffic detector: the match for traffic from the cluster's pods (or,
+         * with {@code negate}, not from them); asked only where the plan says it can tell them
+         * apart in this family.
          */
-        String localTraffic(boolean negate) {
+        String podTraffic(boolean negate) {
             LocalDetection d = config.localDetection();
-            if (!d.implemented(config, state.node(), f)) {
-                return null;
-            }
             String not = negate ? "! " : "";
             return switch (d.mode()) {
                 case CLUSTER_CIDR, NODE_CIDR -> not + "-s " + d.cidrs(config, state.node(), f).get(0);
@@ -311,20 +314,21 @@ public final class IptablesRenderer {
         }
 
         /** kube-proxy's cascade: endpoint i with probability 1/(n-i); affinity via the recent module first. */
-        void balance(ServicePort svc, String chain, List<Endpoint> eps) {
+        void balance(ServicePlan plan, String chain, List<Endpoint> eps) {
             int n = eps.size();
-            if (svc.affinitySeconds() > 0) {
+            ServicePortName id = plan.id();
+            if (plan.sticky()) {
                 for (Endpoint e : eps) {
-                    String sep = ChainNames.sep(svc.id(), e);
-                    natRule(chain, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + " -> " + e.hostPort() + "\"",
-                            "-m recent --name " + sep + " --rcheck --seconds " + svc.affinitySeconds() + " --reap",
+                    String sep = ChainNames.sep(id, e);
+                    natRule(chain, "-m comment --comment \"" + ChainNames.servicePortName(id) + " -> " + e.hostPort() + "\"",
+                            "-m recent --name " + sep + " --rcheck --seconds " + plan.affinitySeconds() + " --reap",
                             "-j " + sep);
                 }
             }
             for (int i = 0; i < n; i++) {
                 Endpoint e = eps.get(i);
-                String sep = ChainNames.sep(svc.id(), e);
-                String comment = "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + " -> " + e.hostPort() + "\"";
+                String sep = ChainNames.sep(id, e);
+                String comment = "-m comment --comment \"" + ChainNames.servicePortName(id) + " -> " + e.hostPort() + "\"";
                 if (i < n - 1) {
                     natRule(chain, comment, "-m statistic --mode random --probability "
                             + String.format(Locale.ROOT, "%.10f", 1.0 / (n - i)), "-j " + sep);
@@ -332,10 +336,10 @@ public final class IptablesRenderer {
                     natRule(chain, comment, "-j " + sep);
                 }
                 if (nat.add(sep)) {
-                    natRule(sep, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + "\"",
+                    natRule(sep, "-m comment --comment \"" + ChainNames.servicePortName(id) + "\"",
                             "-s " + host(e.address()), "-j KUBE-MARK-MASQ");
-                    natRule(sep, "-m comment --comment \"" + ChainNames.servicePortName(svc.id()) + "\"", match(svc),
-                            svc.affinitySeconds() > 0 ? "-m recent --name " + sep + " --set --rsource" : "",
+                    natRule(sep, "-m comment --comment \"" + ChainNames.servicePortName(id) + "\"", match(plan.protocol()),
+                            plan.sticky() ? "-m recent --name " + sep + " --set --rsource" : "",
                             "-j DNAT --to-destination " + e.hostPort());
                 }
             }

@@ -9,7 +9,9 @@ import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.topology.EndpointSelection;
 import io.nftproxy.proxy.topology.EndpointSelector;
 
@@ -18,23 +20,35 @@ import io.nftproxy.proxy.topology.EndpointSelector;
  * the nftables renderer and the iptables reference renderer translate it into their layouts and
  * decide nothing of their own. A pure function of the service port, its endpoints, the node and
  * the configuration ({@link #of}), as kube-proxy's proxiers decide it from CategorizeEndpoints
- * (usesClusterPolicyChain, hasInternalEndpoints, internalTrafficFilterTarget, ...).
+ * (usesClusterPolicyChain, hasInternalEndpoints, internalTrafficFilterTarget, ...). The Service
+ * itself is not handed on: what a renderer needs of it is here.
  *
- * @param clusterEndpoints     the endpoints Cluster-policy traffic picks among; empty when the
- *                             port sends no traffic there (no chain for them is needed)
- * @param localEndpoints       the endpoints Local-policy traffic picks among; empty likewise
- * @param internal             for the ClusterIPs: CLUSTER, LOCAL, REJECT or DROP
- * @param external             for the NodePort, external and load-balancer IPs: CLUSTER,
- *                             EXTERNAL_LOCAL, REJECT, DROP, or NONE without such frontends
- * @param masqueradeExternal   whether external traffic is masqueraded (policy Cluster)
- * @param firewall             for loadBalancerSourceRanges: the sources let through to the
- *                             load-balancer IPs (the ranges, then the load-balancer IPs themselves
- *                             when a range holds the node, whose traffic to its own VIP arrives
- *                             from the VIP); empty: no firewall
+ * @param id                  the service port (its protocol too)
+ * @param port                the port its ClusterIPs, external and load-balancer IPs are reached on
+ * @param nodePort            its NodePort, 0 without
+ * @param affinitySeconds     how long a client is sent back to the endpoint it reached (ClientIP
+ *                            session affinity), 0 without
+ * @param clusterEndpoints    the endpoints Cluster-policy traffic picks among; empty when the
+ *                            port sends no traffic there (no chain for them is needed)
+ * @param localEndpoints      the endpoints Local-policy traffic picks among; empty likewise
+ * @param internal            for the ClusterIPs: CLUSTER, LOCAL, REJECT or DROP
+ * @param external            for the NodePort, external and load-balancer IPs: CLUSTER,
+ *                            EXTERNAL_LOCAL, REJECT, DROP, or NONE without such frontends
+ * @param clusterIpMasquerade which connections the ClusterIPs send to endpoints are masqueraded
+ * @param masqueradeExternal  whether external traffic is masqueraded: policy Cluster while the
+ *                            service has endpoints (kube-proxy's external chain marks it first,
+ *                            even where none is usable and the traffic is dropped)
+ * @param externalLocal       the steps of external traffic under policy Local; null unless
+ *                            {@code external} is EXTERNAL_LOCAL
+ * @param firewall            for loadBalancerSourceRanges: the sources let through to the
+ *                            load-balancer IPs (the ranges, then the load-balancer IPs themselves
+ *                            when a range holds the node, whose traffic to its own VIP arrives
+ *                            from the VIP); empty: no firewall
  */
-public record ServicePlan(ServicePort svc, IpFamily family, List<Endpoint> clusterEndpoints, List<Endpoint> localEndpoints,
-        Target internal, Target external, boolean masqueradeExternal, List<InetAddress> clusterIPs,
-        List<InetAddress> externalIPs, List<InetAddress> loadBalancerIPs, List<Cidr> firewall) {
+public record ServicePlan(ServicePortName id, IpFamily family, int port, int nodePort, int affinitySeconds,
+        List<Endpoint> clusterEndpoints, List<Endpoint> localEndpoints, Target internal, Target external,
+        ClusterIpMasquerade clusterIpMasquerade, boolean masqueradeExternal, ExternalLocalSteps externalLocal,
+        List<InetAddress> clusterIPs, List<InetAddress> externalIPs, List<InetAddress> loadBalancerIPs, List<Cidr> firewall) {
     public ServicePlan {
         clusterEndpoints = List.copyOf(clusterEndpoints);
         localEndpoints = List.copyOf(localEndpoints);
@@ -46,6 +60,7 @@ public record ServicePlan(ServicePort svc, IpFamily family, List<Endpoint> clust
 
     /** The plan of {@code svc} in family {@code f}; {@code endpoints} may hold both families. */
     public static ServicePlan of(ServicePort svc, List<Endpoint> endpoints, NodeInfo node, ProxyConfig config, IpFamily f) {
+        FamilyPolicy policy = FamilyPolicy.of(config, node, f);
         List<Endpoint> eps = endpoints.stream().filter(e -> e.family() == f).toList();
         EndpointSelection sel = EndpointSelector.select(svc, eps, node);
         List<Endpoint> cluster = svc.usesClusterEndpoints() ? sel.cluster() : List.of();
@@ -64,6 +79,8 @@ public record ServicePlan(ServicePort svc, IpFamily family, List<Endpoint> clust
         } else {
             external = cluster.isEmpty() ? none : Target.CLUSTER;
         }
+        ExternalLocalSteps steps = external == Target.EXTERNAL_LOCAL
+                ? ExternalLocalSteps.of(policy, !cluster.isEmpty(), !local.isEmpty()) : null;
         List<InetAddress> lbIPs = svc.loadBalancerIPs(f);
         List<Cidr> ranges = svc.loadBalancerSourceRanges(f);
         List<Cidr> firewall = new ArrayList<>();
@@ -75,19 +92,25 @@ public record ServicePlan(ServicePort svc, IpFamily family, List<Endpoint> clust
                 lbIPs.forEach(ip -> firewall.add(new Cidr(ip, f.addressBytes() * 8)));
             }
         }
-        return new ServicePlan(svc, f, cluster, local, internal, external, external == Target.CLUSTER, svc.clusterIPs(f),
+        return new ServicePlan(svc.id(), f, svc.port(), svc.nodePort(), svc.affinitySeconds(), cluster, local, internal,
+                external, policy.clusterIpMasquerade(), external == Target.CLUSTER || external == Target.DROP, steps, svc.clusterIPs(f),
                 svc.externalIPs(f), lbIPs, firewall);
     }
 
     /** The same plan with its endpoint lists in another order (the nftables renderer keeps indices: see EndpointSlots). */
     public ServicePlan withEndpoints(List<Endpoint> cluster, List<Endpoint> local) {
-        return new ServicePlan(svc, family, cluster, local, internal, external, masqueradeExternal, clusterIPs, externalIPs,
-                loadBalancerIPs, firewall);
+        return new ServicePlan(id, family, port, nodePort, affinitySeconds, cluster, local, internal, external,
+                clusterIpMasquerade, masqueradeExternal, externalLocal, clusterIPs, externalIPs, loadBalancerIPs, firewall);
     }
 
-    /** Whether external traffic under policy Local finds endpoints on this node (else what is not short-circuited is dropped). */
-    public boolean externalHasLocalEndpoints() {
-        return !localEndpoints.isEmpty();
+    /** The port's protocol. */
+    public Protocol protocol() {
+        return id.protocol();
+    }
+
+    /** Whether clients are sent back to the endpoint they reached (ClientIP session affinity). */
+    public boolean sticky() {
+        return affinitySeconds > 0;
     }
 
     /** The external frontends with an address: external IPs, then load-balancer IPs. */

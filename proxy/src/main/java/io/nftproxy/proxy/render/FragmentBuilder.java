@@ -25,6 +25,7 @@ import io.nftproxy.proxy.config.LocalDetection;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.NodeInfo;
+import io.nftproxy.proxy.plan.FamilyPolicy;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.plan.Target;
 
@@ -40,6 +41,8 @@ final class FragmentBuilder {
     final NodeInfo node;
     final RuleParts p;
     final ProxyConfig config;
+    /** What the family's ports share: whether the pods' traffic is known, which ClusterIP connections are masqueraded. */
+    final FamilyPolicy policy;
     final Map<String, DesiredChain> chains = new LinkedHashMap<>();
     final Map<String, NftSet> sets = new LinkedHashMap<>();
     final Map<String, List<SetElement>> elements = new LinkedHashMap<>();
@@ -56,6 +59,7 @@ final class FragmentBuilder {
         this.t = config.table();
         this.node = node;
         this.p = new RuleParts(f);
+        this.policy = FamilyPolicy.of(config, node, f);
     }
 
     Fragment fragment() {
@@ -141,14 +145,15 @@ final class FragmentBuilder {
     }
 
     /**
-     * Matches traffic from local pods (or, {@code negate}, traffic not from them) as the
-     * configured local traffic detection tells them apart; null when it cannot in this family.
+     * Matches traffic from the cluster's pods (or, {@code negate}, traffic not from them) as the
+     * configured local traffic detection tells them apart; only where the family's policy says
+     * they can be ({@link FamilyPolicy#podTrafficKnown}).
      */
-    List<Expr> localTraffic(boolean negate) {
-        LocalDetection d = config.localDetection();
-        if (!d.implemented(config, node, f)) {
-            return null;
+    List<Expr> podTraffic(boolean negate) {
+        if (!policy.podTrafficKnown()) {
+            throw new IllegalStateException("the pods' traffic cannot be told apart in " + f + ": the plan sends none");
         }
+        LocalDetection d = config.localDetection();
         if (d.bySource()) {
             return List.of(p.loadSaddr(NfTablesUapi.NFT_REG_1), negate ? RuleParts.notIn(CLUSTER_CIDRS) : RuleParts.lookup(CLUSTER_CIDRS));
         }

@@ -23,6 +23,7 @@ import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.netlink.nft.expr.Masq;
 import io.nftproxy.proxy.config.NodePortAddresses;
 import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.plan.ExternalLocalSteps;
 
 /**
  * The part of a family's table every service shares: the global maps and sets, the chains that
@@ -253,15 +254,19 @@ final class GlobalChains extends RenderPart {
         // returns after two hash lookups, without asking each kind's set (and no FIB).
         services.add(b.rule(SERVICES, concat(concat(p.daddrProtoPort(), RuleParts.notIn(SERVICE_IPS)),
                 concat(p.protoPort(), RuleParts.notIn(SERVICE_NODEPORTS), verdict(Verdict.RETURN)))));
-        if (config.masqueradeAll()) {
-            services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(CLUSTER_IP_PORTS),
+        // Which connections to a ClusterIP are masqueraded is the family's (ServicePlan#clusterIpMasquerade):
+        // one rule for every ClusterIP port.
+        switch (b.policy.clusterIpMasquerade()) {
+            case ALL -> services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(CLUSTER_IP_PORTS),
                     verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
-        } else if (b.localTraffic(true) != null) {
-            List<Expr> e = new ArrayList<>(p.daddrProtoPort());
-            e.add(RuleParts.lookup(CLUSTER_IP_PORTS));
-            e.addAll(b.localTraffic(true));
-            e.add(verdict(Verdict.jump(MARK_FOR_MASQUERADE)));
-            services.add(b.rule(SERVICES, e));
+            case NOT_FROM_PODS -> {
+                List<Expr> e = new ArrayList<>(p.daddrProtoPort());
+                e.add(RuleParts.lookup(CLUSTER_IP_PORTS));
+                e.addAll(b.podTraffic(true));
+                e.add(verdict(Verdict.jump(MARK_FOR_MASQUERADE)));
+                services.add(b.rule(SERVICES, e));
+            }
+            case NONE -> { }
         }
         services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(EXTERNAL_MASQ),
                 verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
@@ -371,18 +376,22 @@ final class GlobalChains extends RenderPart {
         List<Rule> rules = new ArrayList<>();
         // A frontend here has cluster endpoints (a superset of this node's): the cluster tree is
         // in use whenever one is, the local tree whenever one has endpoints here.
-        if (tree(kind)) {
-            // A frontend whose cluster count is past the root's blocks: to its block, by a verdict
-            // element, before the root (only while some frontend is: a lookup for pods' and the
-            // node's traffic to any Local frontend).
-            String blocks = kind.ip ? IP_EXTERNAL_LOCAL_BLOCKS : NODEPORT_EXTERNAL_LOCAL_BLOCKS;
-            boolean big = externalLocalBlocks.contains(blocks);
-            if (b.localTraffic(false) != null) {
-                if (big) {
-                    rules.add(b.rule(chain, concat(concat(b.localTraffic(false), key), RuleParts.vmap(blocks))));
-                }
-                rules.add(b.rule(chain, concat(b.localTraffic(false), verdict(Verdict.goTo(kind.root())))));
+        // The steps of ServicePlan#externalLocal for every port at once: the cluster steps for
+        // frontends with cluster endpoints (all of them here, while the tree is in use), the rest
+        // to this node's endpoints where the port has some (the local tree) and dropped where not.
+        ExternalLocalSteps steps = ExternalLocalSteps.of(b.policy, tree(kind), tree(kind.local()));
+        // A frontend whose cluster count is past the root's blocks: to its block, by a verdict
+        // element, before the root (only while some frontend is: a lookup for pods' and the
+        // node's traffic to any Local frontend).
+        String blocks = kind.ip ? IP_EXTERNAL_LOCAL_BLOCKS : NODEPORT_EXTERNAL_LOCAL_BLOCKS;
+        boolean big = externalLocalBlocks.contains(blocks);
+        if (steps.podsToCluster()) {
+            if (big) {
+                rules.add(b.rule(chain, concat(concat(b.podTraffic(false), key), RuleParts.vmap(blocks))));
             }
+            rules.add(b.rule(chain, concat(b.podTraffic(false), verdict(Verdict.goTo(kind.root())))));
+        }
+        if (steps.nodeToCluster()) {
             rules.add(b.rule(chain, concat(RuleParts.saddrLocal(), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
             if (big) {
                 rules.add(b.rule(chain, concat(concat(RuleParts.saddrLocal(), key), RuleParts.vmap(blocks))));
@@ -390,7 +399,7 @@ final class GlobalChains extends RenderPart {
             rules.add(b.rule(chain, concat(RuleParts.saddrLocal(), verdict(Verdict.goTo(kind.root())))));
         }
         rules.add(b.rule(chain, concat(concat(key, RuleParts.lookup(none)), verdict(Verdict.DROP))));
-        if (tree(kind.local())) {
+        if (steps.restToLocal()) {
             rules.add(b.rule(chain, List.of(verdict(Verdict.goTo(kind.local().root())))));
         }
         b.chain(Chain.regular(nf, t, chain), rules);

@@ -2,7 +2,7 @@ package io.nftproxy.proxy.render;
 
 import java.nio.charset.StandardCharsets;
 
-import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.model.ServicePortName;
 
 /**
  * Readable, stable object names: a human reading {@code nft list table ip nftproxy} sees which
@@ -19,8 +19,8 @@ public final class Names {
      */
     static final int MAX_SERVICE_BYTES = 180;
 
-    static String service(ServicePort s) {
-        String full = s.id().namespace() + "/" + s.id().name() + "/" + s.protocol().lower() + "/" + s.port();
+    static String service(ServicePortName id, int port) {
+        String full = id.namespace() + "/" + id.name() + "/" + id.protocol().lower() + "/" + port;
         byte[] b = full.getBytes(StandardCharsets.UTF_8);
         if (b.length <= MAX_SERVICE_BYTES) {
             return full;
@@ -56,18 +56,18 @@ public final class Names {
     public static final String EXTERNAL = "ext-";
 
     /** The cluster-policy chain: picks among all (usable) endpoints. */
-    public static String clusterChain(ServicePort s) {
-        return CLUSTER + service(s);
+    public static String clusterChain(ServicePortName id, int port) {
+        return CLUSTER + service(id, port);
     }
 
     /** The local-policy chain: picks among this node's endpoints. */
-    public static String localChain(ServicePort s) {
-        return LOCAL + service(s);
+    public static String localChain(ServicePortName id, int port) {
+        return LOCAL + service(id, port);
     }
 
     /** External traffic of an externalTrafficPolicy: Local service. */
-    public static String externalChain(ServicePort s) {
-        return EXTERNAL + service(s);
+    public static String externalChain(ServicePortName id, int port) {
+        return EXTERNAL + service(id, port);
     }
 
     /** Whether a chain sorts external traffic of policy Local: a port's own, or the shared ones. */

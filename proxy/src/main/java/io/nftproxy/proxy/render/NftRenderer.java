@@ -351,20 +351,12 @@ public final class NftRenderer {
     }
 
     /**
-     * The affinity timeout (seconds) whose shared chains a service port may use, 0 for none: the
-     * globals hold the chains of every timeout a service of the state has.
-     */
-    public static long stickyTimeout(ServicePort svc) {
-        return svc.affinitySeconds();
-    }
-
-    /**
      * The shared sticky chains a service port may use: its timeout's on the cluster trees, and
      * on the local trees too if its external traffic is of policy Local. A function of the port
      * alone (not of its endpoints), so that a sync can keep count as ports come and go.
      */
     public static List<StickyTimeout> stickyTimeouts(ServicePort svc) {
-        long seconds = stickyTimeout(svc);
+        long seconds = svc.affinitySeconds();
         if (seconds == 0) {
             return List.of();
         }
@@ -392,12 +384,12 @@ public final class NftRenderer {
         }
         ServicePlan planned = ServicePlan.of(svc, endpoints, node, config, f);
         b.slots = previous.next(planned.clusterEndpoints(), planned.localEndpoints(),
-                stickyTimeout(svc) != 0 && !ServiceChains.needed(planned));
+                planned.sticky() && !ServiceChains.needed(planned));
         ServicePlan plan = planned.withEndpoints(b.slots.cluster(), b.slots.local());
-        int proto = svc.protocol().number();
+        int proto = plan.protocol().number();
         for (InetAddress ip : plan.clusterIPs()) {
             b.element(CLUSTER_IPS, SetElement.of(Bytes.ip(ip)));
-            b.element(CLUSTER_IP_PORTS, SetElement.of(b.key(ip, proto, svc.port())));
+            b.element(CLUSTER_IP_PORTS, SetElement.of(b.key(ip, proto, plan.port())));
         }
         ServiceData data = new ServiceData(b);
         if (ServiceChains.needed(plan)) {

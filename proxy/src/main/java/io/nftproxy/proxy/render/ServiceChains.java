@@ -19,7 +19,7 @@ import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
-import io.nftproxy.proxy.model.ServicePort;
+import io.nftproxy.proxy.plan.ExternalLocalSteps;
 import io.nftproxy.proxy.plan.ServicePlan;
 import io.nftproxy.proxy.plan.Target;
 
@@ -52,61 +52,60 @@ final class ServiceChains extends RenderPart {
             return true;
         }
         int largest = Math.max(plan.clusterEndpoints().size(), plan.localEndpoints().size());
-        return largest > MAX_PLAIN_PICK && (NftRenderer.stickyTimeout(plan.svc()) != 0 || largest > MAX_TREE_PICK
+        return largest > MAX_PLAIN_PICK && (plan.sticky() || largest > MAX_TREE_PICK
                 || externalLocal && plan.localEndpoints().size() > MAX_PLAIN_PICK);
     }
 
     /** The picking chains of the port's cluster and local endpoints, the external chain, and the map elements to them. */
     void render(ServicePlan plan) {
-        ServicePort svc = plan.svc();
-        int proto = svc.protocol().number();
+        int proto = plan.protocol().number();
+        int port = plan.port();
         String svcChain = null;
         String svlChain = null;
         if (!plan.clusterEndpoints().isEmpty()) {
-            svcChain = Names.clusterChain(svc);
-            b.chain(Chain.regular(nf, t, svcChain), pickEndpoint(svc, svcChain, plan.clusterEndpoints()));
+            svcChain = Names.clusterChain(plan.id(), port);
+            b.chain(Chain.regular(nf, t, svcChain), pickEndpoint(plan, svcChain, plan.clusterEndpoints()));
         }
         if (!plan.localEndpoints().isEmpty()) {
-            svlChain = Names.localChain(svc);
-            b.chain(Chain.regular(nf, t, svlChain), pickEndpoint(svc, svlChain, plan.localEndpoints()));
+            svlChain = Names.localChain(plan.id(), port);
+            b.chain(Chain.regular(nf, t, svlChain), pickEndpoint(plan, svlChain, plan.localEndpoints()));
         }
 
         // Internal traffic: the ClusterIPs.
         for (InetAddress ip : plan.clusterIPs()) {
             switch (plan.internal()) {
-                case CLUSTER -> b.dispatched(SERVICE_CHAINS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(svcChain)));
-                case LOCAL -> b.dispatched(SERVICE_CHAINS, SetElement.of(b.key(ip, proto, svc.port()), Verdict.goTo(svlChain)));
-                default -> b.noEndpoints(plan.internal(), b.key(ip, proto, svc.port()), null);
+                case CLUSTER -> b.dispatched(SERVICE_CHAINS, SetElement.of(b.key(ip, proto, port), Verdict.goTo(svcChain)));
+                case LOCAL -> b.dispatched(SERVICE_CHAINS, SetElement.of(b.key(ip, proto, port), Verdict.goTo(svlChain)));
+                default -> b.noEndpoints(plan.internal(), b.key(ip, proto, port), null);
             }
         }
 
         // External traffic: NodePort, external IPs, load-balancer IPs.
         String external = switch (plan.external()) {
             case CLUSTER -> svcChain;
-            case EXTERNAL_LOCAL -> Names.externalChain(svc);
+            case EXTERNAL_LOCAL -> Names.externalChain(plan.id(), port);
             default -> null;
         };
-        if (plan.external() == Target.EXTERNAL_LOCAL) {
-            // Pods and the node itself still reach every endpoint; the rest only this node's, and
-            // nothing when it has none.
+        ExternalLocalSteps steps = plan.externalLocal();
+        if (steps != null) {
             List<Rule> ext = new ArrayList<>();
-            if (svcChain != null) {
-                if (b.localTraffic(false) != null) {
-                    ext.add(b.rule(external, concat(b.localTraffic(false), verdict(Verdict.goTo(svcChain)))));
-                }
+            if (steps.podsToCluster()) {
+                ext.add(b.rule(external, concat(b.podTraffic(false), verdict(Verdict.goTo(svcChain)))));
+            }
+            if (steps.nodeToCluster()) {
                 ext.add(b.rule(external, concat(RuleParts.saddrLocal(), verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
                 ext.add(b.rule(external, concat(RuleParts.saddrLocal(), verdict(Verdict.goTo(svcChain)))));
             }
-            if (svlChain != null) {
+            if (steps.restToLocal()) {
                 ext.add(b.rule(external, List.of(verdict(Verdict.goTo(svlChain)))));
             } else {
-                // No endpoint here: external traffic is dropped (and counted as such, with counters on).
-                ext.add(b.rule(external, concat(countDrop(svc), verdict(Verdict.DROP))));
+                // Counted as a drop, with counters on.
+                ext.add(b.rule(external, concat(countDrop(plan), verdict(Verdict.DROP))));
             }
             b.chain(Chain.regular(nf, t, external), ext);
         }
         for (InetAddress ip : plan.externalFrontends()) {
-            Bytes k = b.key(ip, proto, svc.port());
+            Bytes k = b.key(ip, proto, port);
             if (external != null) {
                 b.dispatched(SERVICE_CHAINS, SetElement.of(k, Verdict.goTo(external)));
                 if (plan.masqueradeExternal()) {
@@ -116,8 +115,8 @@ final class ServiceChains extends RenderPart {
                 b.noEndpoints(plan.external(), k, null);
             }
         }
-        if (svc.nodePort() != 0) {
-            Bytes k = b.key(proto, svc.nodePort());
+        if (plan.nodePort() != 0) {
+            Bytes k = b.key(proto, plan.nodePort());
             if (external != null) {
                 b.dispatched(NODEPORT_CHAINS, SetElement.of(k, Verdict.goTo(external)));
                 if (plan.masqueradeExternal()) {
@@ -134,30 +133,29 @@ final class ServiceChains extends RenderPart {
      * 1/(k-i) (a fresh random number each), which gives every endpoint 1/k. With ClientIP
      * affinity, a client that recently reached an endpoint goes straight back to it.
      */
-    List<Rule> pickEndpoint(ServicePort svc, String chain, List<Endpoint> eps) {
+    List<Rule> pickEndpoint(ServicePlan plan, String chain, List<Endpoint> eps) {
         List<Rule> rules = new ArrayList<>();
-        boolean affinity = svc.affinitySeconds() > 0;
-        long timeoutMs = svc.affinitySeconds() * 1000L;
+        long timeoutMs = plan.affinitySeconds() * 1000L;
         // The service port is named in the affinity key by its ClusterIP and port (one owner
         // per frontend), so that two services sharing an endpoint keep apart.
-        InetAddress vip = serviceIp(svc);
-        if (affinity) {
+        InetAddress vip = serviceIp(plan);
+        if (plan.sticky()) {
             for (Endpoint e : eps) {
-                List<Expr> key = p.affinityKey(vip, svc.port(), e.address(), e.port());
+                List<Expr> key = p.affinityKey(vip, plan.port(), e.address(), e.port());
                 List<Expr> r = new ArrayList<>(key);
                 r.add(RuleParts.lookup(AFFINITY));
                 r.addAll(RuleParts.remember(key, AFFINITY, timeoutMs));
-                r.addAll(count(vip, svc, e));
-                r.addAll(p.dnat(svc.protocol(), e.address(), e.port()));
+                r.addAll(count(vip, plan, e));
+                r.addAll(p.dnat(plan.protocol(), e.address(), e.port()));
                 rules.add(b.rule(chain, r));
             }
         }
-        picks(svc, chain, eps, vip, affinity ? timeoutMs : 0, rules);
-        if (affinity) {
+        picks(plan, chain, eps, vip, timeoutMs, rules);
+        if (plan.sticky()) {
             // Reached only when the kernel refused to remember the client (a full affinity set):
             // the same choice without remembering, so that a full set costs new clients their
             // stickiness, not their connection.
-            picks(svc, chain, eps, vip, 0, rules);
+            picks(plan, chain, eps, vip, 0, rules);
         }
         return rules;
     }
@@ -166,7 +164,7 @@ final class ServiceChains extends RenderPart {
      * The random pick among k endpoints in k rules, each remembering its endpoint for
      * {@code rememberMs} when that is not 0.
      */
-    private void picks(ServicePort svc, String chain, List<Endpoint> eps, InetAddress vip, long rememberMs,
+    private void picks(ServicePlan plan, String chain, List<Endpoint> eps, InetAddress vip, long rememberMs,
                        List<Rule> rules) {
         int k = eps.size();
         for (int i = 0; i < k; i++) {
@@ -176,10 +174,10 @@ final class ServiceChains extends RenderPart {
                 r.addAll(RuleParts.oneIn(k - i));
             }
             if (rememberMs > 0) {
-                r.addAll(RuleParts.remember(p.affinityKey(vip, svc.port(), e.address(), e.port()), AFFINITY, rememberMs));
+                r.addAll(RuleParts.remember(p.affinityKey(vip, plan.port(), e.address(), e.port()), AFFINITY, rememberMs));
             }
-            r.addAll(count(vip, svc, e));
-            r.addAll(p.dnat(svc.protocol(), e.address(), e.port()));
+            r.addAll(count(vip, plan, e));
+            r.addAll(p.dnat(plan.protocol(), e.address(), e.port()));
             rules.add(b.rule(chain, r));
         }
     }
@@ -188,8 +186,8 @@ final class ServiceChains extends RenderPart {
      * The address a service port's chains name it by, in affinity and counting keys: its first
      * ClusterIP (one owner per frontend), or the unspecified address when it has none.
      */
-    private InetAddress serviceIp(ServicePort svc) {
-        List<InetAddress> vips = svc.clusterIPs(f);
+    private InetAddress serviceIp(ServicePlan plan) {
+        List<InetAddress> vips = plan.clusterIPs();
         return vips.isEmpty() ? unspecified() : vips.get(0);
     }
 
@@ -198,13 +196,13 @@ final class ServiceChains extends RenderPart {
     }
 
     /** With --service-counters: counts a connection the external chain drops, as the endpoint "unspecified address, port 0". */
-    private List<Expr> countDrop(ServicePort svc) {
-        return config.serviceCounters() ? countAs(serviceIp(svc), svc, unspecified(), 0) : List.of();
+    private List<Expr> countDrop(ServicePlan plan) {
+        return config.serviceCounters() ? countAs(serviceIp(plan), plan, unspecified(), 0) : List.of();
     }
 
     /** With --endpoint-counters: the rule that sends a connection to {@code e} also counts it ({@link #countAs}). */
-    private List<Expr> count(InetAddress vip, ServicePort svc, Endpoint e) {
-        return config.endpointCounters() ? countAs(vip, svc, e.address(), e.port()) : List.of();
+    private List<Expr> count(InetAddress vip, ServicePlan plan, Endpoint e) {
+        return config.endpointCounters() ? countAs(vip, plan, e.address(), e.port()) : List.of();
     }
 
     /**
@@ -212,12 +210,12 @@ final class ServiceChains extends RenderPart {
      * . port" in {@link NftRenderer#CHAIN_ENDPOINTS}, whose element counts the match. A rule of
      * this chain is the only place that knows both the service port and the endpoint.
      */
-    private List<Expr> countAs(InetAddress vip, ServicePort svc, InetAddress epAddress, int epPort) {
-        int proto = svc.protocol().number();
-        Bytes key = MapKeys.chainEndpoint(vip, proto, svc.port(), epAddress, epPort);
+    private List<Expr> countAs(InetAddress vip, ServicePlan plan, InetAddress epAddress, int epPort) {
+        int proto = plan.protocol().number();
+        Bytes key = MapKeys.chainEndpoint(vip, proto, plan.port(), epAddress, epPort);
         if (counted.add(key)) { // an endpoint in two chains (cluster and local) or two rules (affinity): one element
             b.element(CHAIN_ENDPOINTS, SetElement.of(key));
         }
-        return p.countEndpoint(vip, proto, svc.port(), epAddress, epPort, CHAIN_ENDPOINTS);
+        return p.countEndpoint(vip, proto, plan.port(), epAddress, epPort, CHAIN_ENDPOINTS);
     }
 }

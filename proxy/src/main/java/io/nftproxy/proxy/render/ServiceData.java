@@ -40,9 +40,9 @@ final class ServiceData extends RenderPart {
 
     /** The plan's frontends as elements of the shared maps, or of the no-endpoint sets. */
     void render(ServicePlan plan) {
-        int proto = plan.svc().protocol().number();
-        int port = plan.svc().port();
-        long sticky = NftRenderer.stickyTimeout(plan.svc());
+        int proto = plan.protocol().number();
+        int port = plan.port();
+        long sticky = plan.affinitySeconds();
         boolean internalLocal = plan.internal() == Target.LOCAL;
         List<Endpoint> internal = internalLocal ? plan.localEndpoints() : plan.clusterEndpoints();
         AffinityIds internalIds = internalLocal ? b.slots.localIds() : b.slots.clusterIds();
@@ -70,8 +70,8 @@ final class ServiceData extends RenderPart {
                 default -> b.noEndpoints(plan.external(), k, null);
             }
         }
-        if (plan.svc().nodePort() != 0) {
-            Bytes k = b.key(proto, plan.svc().nodePort());
+        if (plan.nodePort() != 0) {
+            Bytes k = b.key(proto, plan.nodePort());
             switch (plan.external()) {
                 case CLUSTER -> {
                     frontend(PickTree.Kind.NODEPORT, k, cluster, b.slots.clusterIds(), sticky);
@@ -190,7 +190,7 @@ final class ServiceData extends RenderPart {
         }
         List<Cidr.Range> ranges = Cidr.merge(plan.firewall());
         for (InetAddress ip : plan.loadBalancerIPs()) {
-            Bytes k = b.key(ip, plan.svc().protocol().number(), plan.svc().port());
+            Bytes k = b.key(ip, plan.protocol().number(), plan.port());
             b.element(FIREWALL_IPS, SetElement.of(k));
             for (Cidr.Range r : ranges) {
                 b.element(FIREWALL_ALLOW + NftRenderer.firewallShard(ip), new SetElement(Bytes.concat(k, Bytes.ip(r.start())),

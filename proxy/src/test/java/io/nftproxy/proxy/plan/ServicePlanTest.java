@@ -9,6 +9,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import io.nftproxy.netlink.nft.Inet;
+import io.nftproxy.proxy.config.LocalDetection;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
@@ -29,10 +30,15 @@ class ServicePlanTest {
 
     /**
      * {@code shape}: space-separated words: "nodeport", "lb" (203.0.113.1), "extip" (198.51.100.1),
-     * "v6" (a second ClusterIP fd00::1), "etp-local", "itp-local", "ranges=CIDR|CIDR".
+     * "v6" (a second ClusterIP fd00::1), "etp-local", "itp-local", "ranges=CIDR|CIDR", "affinity=SECONDS".
      * {@code endpoints}: "ip@node" with an optional "!" for not ready (and not serving).
      */
     static ServicePlan plan(String shape, String endpoints, IpFamily f) {
+        return plan(shape, endpoints, f, CONFIG);
+    }
+
+    /** As {@link #plan(String, String, IpFamily)}, with {@code config}; "affinity=SECONDS" in the shape too. */
+    static ServicePlan plan(String shape, String endpoints, IpFamily f, ProxyConfig config) {
         List<String> words = List.of(shape.split(" "));
         List<java.net.InetAddress> clusterIPs = new ArrayList<>(List.of(Inet.parse("10.96.0.1")));
         if (words.contains("v6")) {
@@ -47,6 +53,8 @@ class ServicePlanTest {
         if (words.contains("extip")) {
             b.externalIPs(List.of(Inet.parse("198.51.100.1")));
         }
+        words.stream().filter(w -> w.startsWith("affinity=")).findFirst()
+                .ifPresent(w -> b.affinitySeconds(Integer.parseInt(w.substring(9))));
         words.stream().filter(w -> w.startsWith("ranges=")).findFirst().ifPresent(w ->
                 b.loadBalancerSourceRanges(List.of(w.substring(7).split("\\|")).stream().map(Cidr::parse).toList()));
         List<Endpoint> eps = new ArrayList<>();
@@ -56,7 +64,7 @@ class ServicePlanTest {
             eps.add(new Endpoint(Inet.parse(spec.substring(0, spec.indexOf('@'))), 8080, spec.substring(spec.indexOf('@') + 1),
                     null, ready, ready, false, null, null));
         }
-        return ServicePlan.of(b.build(), eps, NODE, CONFIG, f);
+        return ServicePlan.of(b.build(), eps, NODE, config, f);
     }
 
     static String ips(List<Endpoint> eps) {
@@ -117,5 +125,83 @@ class ServicePlanTest {
         assertEquals(cluster, ips(p.clusterEndpoints()));
         assertEquals(extIPs, String.join("|", p.externalIPs().stream().map(Inet::format).toList()));
         assertEquals(lbIPs, String.join("|", p.loadBalancerIPs().stream().map(Inet::format).toList()));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = ';', value = {
+        // description; shape; port; NodePort; affinity seconds; sticky
+        "a ClusterIP port: no NodePort, no affinity; ''; 80; 0; 0; false",
+        "a NodePort; nodeport; 80; 30080; 0; false",
+        "ClientIP affinity, kube-proxy's default timeout; nodeport affinity=10800; 80; 30080; 10800; true",
+        "affinity without endpoints: still the port's (a client remembered once they come); affinity=60; 80; 0; 60; true",
+    })
+    void theServiceAsTheRenderersNeedIt(String description, String shape, int port, int nodePort, int affinity, boolean sticky) {
+        ServicePlan p = plan(shape, description.contains("without endpoints") ? "" : "10.0.0.1@node-a", IpFamily.V4);
+        assertEquals(new ServicePortName("ns", "svc", "http", Protocol.TCP), p.id());
+        assertEquals(Protocol.TCP, p.protocol());
+        assertEquals(port, p.port(), "port");
+        assertEquals(nodePort, p.nodePort(), "NodePort");
+        assertEquals(affinity, p.affinitySeconds(), "affinity");
+        assertEquals(sticky, p.sticky(), "sticky");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = ';', value = {
+        // description; family; masquerade-all; detection; cluster CIDRs; node's pod CIDRs; pods known; ClusterIP masquerade
+        "the default: the cluster CIDR tells pods apart; V4; false; ClusterCIDR; 10.244.0.0/16; ''; true; NOT_FROM_PODS",
+        "no cluster CIDR: nothing masqueraded; V4; false; ClusterCIDR; ''; ''; false; NONE",
+        "a cluster CIDR of the other family only; V6; false; ClusterCIDR; 10.244.0.0/16; ''; false; NONE",
+        "masquerade-all wins over the detector; V4; true; ClusterCIDR; 10.244.0.0/16; ''; true; ALL",
+        "masquerade-all without a detector; V4; true; ClusterCIDR; ''; ''; false; ALL",
+        "the node's pod CIDR; V4; false; NodeCIDR; ''; 10.244.1.0/24; true; NOT_FROM_PODS",
+        "the node's pod CIDR, none given; V4; false; NodeCIDR; 10.244.0.0/16; ''; false; NONE",
+        "an interface prefix, in every family; V6; false; InterfaceNamePrefix; ''; ''; true; NOT_FROM_PODS",
+        "a bridge; V4; false; BridgeInterface; ''; ''; true; NOT_FROM_PODS",
+    })
+    void whichClusterIpConnectionsAreMasqueraded(String description, IpFamily f, boolean masqueradeAll, String detection,
+            String clusterCidrs, String podCidrs, boolean known, ClusterIpMasquerade masquerade) {
+        ProxyConfig config = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse("192.168.50.2")))
+                .masqueradeAll(masqueradeAll).clusterCIDRs(cidrs(clusterCidrs))
+                .localDetection(LocalDetection.parse(detection, "cbr0", "veth")).build();
+        NodeInfo node = new NodeInfo("node-a", null, List.of(Inet.parse("192.168.50.2")), false, cidrs(podCidrs));
+        FamilyPolicy policy = FamilyPolicy.of(config, node, f);
+        assertEquals(known, policy.podTrafficKnown(), "pods' traffic told apart");
+        assertEquals(masquerade, policy.clusterIpMasquerade(), "ClusterIP masquerade");
+        ServicePlan p = ServicePlan.of(ServicePort.builder(new ServicePortName("ns", "svc", "http", Protocol.TCP), 80)
+                .clusterIPs(List.of(Inet.parse(f == IpFamily.V4 ? "10.96.0.1" : "fd00::1"))).build(), List.of(), node, config, f);
+        assertEquals(masquerade, p.clusterIpMasquerade(), "the port's plan carries the family's");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = ';', nullValues = "-", value = {
+        // description; shape; endpoints; cluster CIDR known; pods to cluster; node to cluster; rest to local
+        "endpoints here and elsewhere: every step; nodeport etp-local; 10.0.0.1@node-a 10.0.0.2@node-b; true; true; true; true",
+        "none here: short-circuits, the rest dropped; lb etp-local; 10.0.0.2@node-b; true; true; true; false",
+        "pods not told apart: only the node short-circuits; nodeport etp-local; 10.0.0.1@node-a; false; false; true; true",
+        "iTP Local too, none here: the cluster endpoints still short-circuit; nodeport etp-local itp-local; 10.0.0.2@node-b;"
+                + " true; true; true; false",
+    })
+    void externalTrafficOfPolicyLocal(String description, String shape, String endpoints, boolean known, boolean pods,
+            boolean nodeItself, boolean rest) {
+        ProxyConfig config = ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse("192.168.50.2")))
+                .clusterCIDRs(known ? List.of(Cidr.parse("10.244.0.0/16")) : List.of()).build();
+        ServicePlan p = plan(shape, endpoints, IpFamily.V4, config);
+        assertEquals(Target.EXTERNAL_LOCAL, p.external());
+        assertEquals(new ExternalLocalSteps(pods, nodeItself, rest), p.externalLocal());
+        assertEquals(false, p.masqueradeExternal(), "policy Local keeps the client's address");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = ';', value = {
+        "policy Cluster; nodeport; 10.0.0.1@node-a",
+        "no endpoints: rejected; nodeport etp-local; ''",
+        "no external frontend; etp-local; 10.0.0.1@node-a",
+    })
+    void noExternalLocalStepsOtherwise(String description, String shape, String endpoints) {
+        assertEquals(null, plan(shape, endpoints, IpFamily.V4).externalLocal());
+    }
+
+    static List<Cidr> cidrs(String list) {
+        return list.isBlank() ? List.of() : List.of(list.split("\\|")).stream().map(Cidr::parse).toList();
     }
 }
