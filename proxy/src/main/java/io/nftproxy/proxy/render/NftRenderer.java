@@ -242,7 +242,7 @@ public final class NftRenderer {
     public Fragment globals(IpFamily f, ProxyState state) {
         SortedSet<String> demanded = new TreeSet<>();
         for (ServicePort svc : state.services().values()) {
-            demanded.addAll(onDemandSets(service(f, svc, state.endpointsOf(svc.id()), state.node())));
+            demanded.addAll(service(f, svc, state.endpointsOf(svc.id()), state.node()).demands());
         }
         return globals(f, state, stickyTimeouts(state), demanded);
     }
@@ -256,38 +256,6 @@ public final class NftRenderer {
     }
 
     /**
-     * The global sets a fragment puts elements in that the globals declare only while some
-     * fragment does ({@link #isOnDemandSet}: the pick trees' blocks for counts above
-     * MAX_SHARED_PICK, the sticky ports' ranges of endpoint numbers, the firewall shards), and the
-     * pick trees it picks through ({@link PickTree.Kind#inUse}: a tree, its maps and leaves are
-     * declared while some frontend picks through it). A sync counts them as fragments come and
-     * go, and gives the globals their names.
-     */
-    public static Set<String> onDemandSets(Fragment frag) {
-        Set<String> out = null;
-        for (String set : frag.elements().keySet()) {
-            String tree = PickTree.inUseOf(set);
-            boolean onDemand = isOnDemandSet(set);
-            if (tree != null || onDemand) {
-                if (out == null) {
-                    out = new TreeSet<>();
-                }
-                if (tree != null) {
-                    out.add(tree);
-                }
-                if (onDemand) {
-                    out.add(set);
-                    String also = PickTree.alsoDemanded(set);
-                    if (also != null) {
-                        out.add(also);
-                    }
-                }
-            }
-        }
-        return out == null ? Set.of() : out;
-    }
-
-    /**
      * Whether the globals declare a set only while some service fills it: the pick trees' blocks
      * and the sticky ports' ranges ({@link PickTree#isOnDemandSet}), the firewall shards' sets,
      * and the verdict maps to services with chains of their own. Asked of every set name of every fragment a sync sends or records.
@@ -297,26 +265,10 @@ public final class NftRenderer {
                 || set.equals(IP_EXTERNAL_LOCAL_BLOCKS) || set.equals(NODEPORT_EXTERNAL_LOCAL_BLOCKS);
     }
 
-    /** The on-demand sets and trees a globals fragment declares ({@link #onDemandSets}). */
-    public static Set<String> onDemandDeclared(Fragment globals) {
-        Set<String> out = new TreeSet<>();
-        for (String set : globals.sets().keySet()) {
-            if (isOnDemandSet(set)) {
-                out.add(set);
-            }
-        }
-        for (PickTree.Kind kind : PickTree.Kind.values()) {
-            if (globals.chains().containsKey(kind.root())) {
-                out.add(kind.inUse());
-            }
-        }
-        return out;
-    }
-
     /**
      * The global skeleton with the shared chains of these affinity timeouts (the distinct
      * {@link #stickyTimeouts} of the state's services; a sync keeps count of them as ports change)
-     * and the on-demand sets the services fill ({@link #onDemandSets}).
+     * and the on-demand sets the services fill ({@link Fragment#demands}).
      */
     public Fragment globals(IpFamily f, ProxyState state, SortedSet<StickyTimeout> stickyTimeouts, Set<String> demanded) {
         FragmentBuilder b = new FragmentBuilder(config, f, state.node());

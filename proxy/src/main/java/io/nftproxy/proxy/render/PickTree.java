@@ -107,7 +107,7 @@ final class PickTree extends RenderPart {
 
         /**
          * What a fragment that picks through this tree demands of the globals ({@link
-         * NftRenderer#onDemandSets}): the tree, its maps and leaves, declared while some frontend
+         * Fragment#demands}): the tree, its maps and leaves, declared while some frontend
          * picks through it. Not a set's name (nothing of ours holds a colon).
          */
         String inUse() {

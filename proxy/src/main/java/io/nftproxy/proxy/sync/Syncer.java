@@ -490,7 +490,7 @@ public final class Syncer implements Backend {
                 keepForCrossing(ts, id, changes.get(Contributor.of(id)), elsewhere, kept, changes, demand, now);
             }
             Fragment globals = ts.fragments.get(Contributor.GLOBALS);
-            if (plan.globals() || globals == null || !demand.keySet().equals(NftRenderer.onDemandDeclared(globals))) {
+            if (plan.globals() || globals == null || !demand.keySet().equals(globals.declares())) {
                 // Sent first: what the services' elements go into comes before them.
                 Map<Contributor, Fragment> withGlobals = new LinkedHashMap<>();
                 withGlobals.put(Contributor.GLOBALS, renderer.globals(f, state,
@@ -513,7 +513,7 @@ public final class Syncer implements Backend {
                                  Transitions.Kept kept, Map<Contributor, Fragment> changes, SortedMap<String, Integer> demand,
                                  long now) {
         Fragment old = ts.fragments.get(Contributor.of(id));
-        boolean structureStays = NftRenderer.onDemandSets(old).stream().allMatch(set -> demand.getOrDefault(set, 0) > 0);
+        boolean structureStays = old.demands().stream().allMatch(set -> demand.getOrDefault(set, 0) > 0);
         Fragment crossing = Transitions.between(old, frag, ts.onDemand.keySet(), elsewhere, kept, structureStays);
         if (addsKeys(ts.onDemand, demand)) {
             // The trees grow in this sync: committed first (structureFirst), the growth is in the

@@ -14,7 +14,6 @@ import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.render.DesiredChain;
 import io.nftproxy.proxy.render.Fragment;
-import io.nftproxy.proxy.render.NftRenderer;
 
 /**
  * What we committed to one family's table, kept in memory so a sync never has to list the kernel's
@@ -47,7 +46,7 @@ final class TableState {
     final Map<String, ElementTable> elements = new HashMap<>();
     final Map<String, Contributor> chainOwner = new HashMap<>();
     /**
-     * Per global set declared on demand ({@link NftRenderer#onDemandSets}), how many of
+     * Per global set declared on demand ({@link Fragment#demands}), how many of
      * {@link #fragments} put elements in it: kept as fragments are replaced, so that a partial
      * sync knows which the globals must declare without looking at every fragment.
      */
@@ -61,7 +60,7 @@ final class TableState {
     /** Counts {@code frag}'s on-demand sets into {@code counts}, {@code delta} each (null: nothing). */
     static void countOnDemand(Map<String, Integer> counts, Fragment frag, int delta) {
         if (frag != null) {
-            for (String set : NftRenderer.onDemandSets(frag)) {
+            for (String set : frag.demands()) {
                 counts.merge(set, delta, (a, b) -> a + b == 0 ? null : a + b);
             }
         }

@@ -272,7 +272,7 @@ class NftRendererTest {
         Fragment f = r.service(IpFamily.V4, big, manyEps(k), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
         assertEquals(Set.of("ip-count-block-2", "nodeport-count-block-2", "service-endpoints-257-384", "nodeport-endpoints-257-384",
-                "service-endpoints-1-8", "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport"), NftRenderer.onDemandSets(f),
+                "service-endpoints-1-8", "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport"), f.demands(),
                 "its blocks and their maps, the trees it picks through and their smallest bucket");
         for (int bit = 0; bit < 7; bit++) {
             boolean set = (43 & 1 << bit) != 0;
@@ -285,9 +285,9 @@ class NftRendererTest {
         ProxyState st = new ProxyState(Map.of(big.id(), big, small.id(), small), Map.of(big.id(), manyEps(k), small.id(), manyEps(3)), NODE);
         Fragment g = r.globals(IpFamily.V4, st);
         assertEquals(Set.of("ip-count-block-2", "nodeport-count-block-2", "service-endpoints-257-384", "nodeport-endpoints-257-384",
-                        "service-endpoints-1-8", "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport"), NftRenderer.onDemandDeclared(g),
+                        "service-endpoints-1-8", "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport"), g.declares(),
                 "only the block and the bucket in use, only for the kinds that use them");
-        Set<String> in = new HashSet<>(NftRenderer.onDemandSets(f));
+        Set<String> in = new HashSet<>(f.demands());
         for (String kind : List.of("ip", "nodeport")) {
             Predicate<String> member = set -> in.contains(set)
                     || set.startsWith(kind + "-count-bit-") && (43 & 1 << Integer.parseInt(set.substring(set.length() - 1))) != 0;
@@ -298,7 +298,7 @@ class NftRendererTest {
                     set -> set.equals(kind + "-count-bit-1")), "a small port still reaches its leaf");
         }
         Fragment none = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
-        assertEquals(Set.of(), NftRenderer.onDemandDeclared(none), "no block and no tree without a port in it");
+        assertEquals(Set.of(), none.declares(), "no block and no tree without a port in it");
         assertFalse(none.chains().containsKey("ip-pick-1-" + NftRenderer.MAX_SHARED_PICK));
         assertFalse(none.chains().containsKey(PickTree.Kind.IP.leaf(k)));
     }
@@ -313,7 +313,7 @@ class NftRendererTest {
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
         assertEquals(Set.of("service-endpoints-1025-1152", "nodeport-endpoints-1025-1152", "service-endpoints-1-8",
                 "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport", NftRenderer.SERVICE_CHAINS, NftRenderer.NODEPORT_CHAINS,
-                NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS), NftRenderer.onDemandSets(f),
+                NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS), f.demands(),
                 "its blocks' maps, the verdict maps (the NodePort's in the external chain's too), the trees and their smallest bucket");
         assertEquals(List.of("10.96.0.20 . tcp . 80"), keys(f, NftRenderer.SERVICE_CHAINS));
         assertEquals(List.of(Verdict.goTo("ip-pick-1025-1152")),
@@ -335,7 +335,7 @@ class NftRendererTest {
             return m.find() && Integer.parseInt(m.group(1)) > 1024;
         }).count(), "the block's whole tree");
         assertTrue(body(g, "services").stream().anyMatch(x -> x.contains("vmap @" + NftRenderer.SERVICE_CHAINS)), String.valueOf(body(g, "services")));
-        Set<String> in = new HashSet<>(NftRenderer.onDemandSets(f));
+        Set<String> in = new HashSet<>(f.demands());
         for (String kind : List.of("ip", "nodeport")) {
             Predicate<String> member = set -> in.contains(set)
                     || set.startsWith(kind + "-count-bit-") && (75 & 1 << Integer.parseInt(set.substring(set.length() - 1))) != 0;
@@ -431,7 +431,7 @@ class NftRendererTest {
         // still has a last level to go to (render/Transitions).
         assertEquals(Set.of("ip-count-block-1", "nodeport-count-block-1", "service-endpoints-129-256", "nodeport-endpoints-129-256",
                 "service-endpoints-1-8", "nodeport-endpoints-1-8",
-                "sticky-ips-ids-129-256", "sticky-nodeports-ids-129-256", "tree:ip", "tree:nodeport"), NftRenderer.onDemandSets(f));
+                "sticky-ips-ids-129-256", "sticky-nodeports-ids-129-256", "tree:ip", "tree:nodeport"), f.demands());
         assertEquals(List.of("10.96.0.21 . tcp . 80"), keys(f, "sticky-ips-ids-129-256"));
         assertEquals(List.of("10.96.0.21 . tcp . 80"), keys(f, "sticky-ips-600"));
         assertEquals(k, f.elements().get("service-endpoints-129-256").size());
@@ -439,7 +439,7 @@ class NftRendererTest {
 
         ProxyState st = new ProxyState(Map.of(stickyBig.id(), stickyBig), Map.of(stickyBig.id(), manyEps(k)), NODE);
         Fragment g = r.globals(IpFamily.V4, st);
-        assertEquals(NftRenderer.onDemandSets(f), NftRenderer.onDemandDeclared(g));
+        assertEquals(f.demands(), g.declares());
         Function<String, List<String>> body = chain -> g.chains().get(chain).rules().stream()
                 .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList();
         // The root sends sticky ports to the check of their range before the block; the block's
@@ -474,7 +474,7 @@ class NftRendererTest {
                 Map.of(plainBig.id(), manyEps(k), small.id(), manyEps(2)), NODE);
         Fragment h = r.globals(IpFamily.V4, mixed);
         assertEquals(Set.of("ip-count-block-1", "service-endpoints-129-256", "service-endpoints-1-8", "sticky-ips-ids-1-8", "tree:ip"),
-                NftRenderer.onDemandDeclared(h));
+                h.declares());
         assertFalse(h.chains().containsKey("ip-sticky-check-129-256"), "no sticky port in the range: none of its chains");
         assertTrue(h.chains().containsKey("ip-sticky-check-1-8"));
         assertFalse(h.chains().containsKey("ip-sticky-check-9-16"), "nor of a range no sticky port is in");
@@ -710,7 +710,7 @@ class NftRendererTest {
                 f.elements().get(NftRenderer.FIREWALL_ALLOW + 15).stream()
                         .map(e -> ValueFormat.keyRange(key, e.key(), e.keyEnd())).toList());
 
-        assertTrue(NftRenderer.onDemandSets(f).contains(NftRenderer.FIREWALL_ALLOW + 15), "its shard, declared while used");
+        assertTrue(f.demands().contains(NftRenderer.FIREWALL_ALLOW + 15), "its shard, declared while used");
 
         Fragment g = r.globals(IpFamily.V4, state(lb));
         // In the shard of the IP's last byte (15), reached through the map from the byte to the shard.

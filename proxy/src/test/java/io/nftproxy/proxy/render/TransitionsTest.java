@@ -86,8 +86,8 @@ class TransitionsTest {
         Fragment old = r.service(IpFamily.V4, PORT, NftRendererTest.manyEps(a), node);
         Fragment neu = b == 0 ? null : r.service(IpFamily.V4, PORT, NftRendererTest.manyEps(b), node, old.slots());
         Fragment beside = other == 0 ? Fragment.EMPTY : r.service(IpFamily.V4, OTHER, NftRendererTest.manyEps(other), node);
-        Set<String> declared = new TreeSet<>(NftRenderer.onDemandSets(old));
-        declared.addAll(NftRenderer.onDemandSets(beside));
+        Set<String> declared = new TreeSet<>(old.demands());
+        declared.addAll(beside.demands());
         Fragment globals = r.globals(IpFamily.V4, oldState(a, other), new TreeSet<>(), declared);
         Fragment kept = Transitions.between(old, neu, declared);
 
@@ -137,7 +137,7 @@ class TransitionsTest {
         NodeInfo node = NftRendererTest.NODE;
         Set<String> declared = new TreeSet<>();
         Fragment clusterIp = r.service(IpFamily.V4, PORT, NftRendererTest.manyEps(5), node);
-        declared.addAll(NftRenderer.onDemandSets(clusterIp));
+        declared.addAll(clusterIp.demands());
         assertEquals(Fragment.EMPTY, Transitions.between(clusterIp, null, declared), "a ClusterIP port removed");
 
         ServicePort external = ServicePort.builder(PORT.id(), 80).clusterIPs(List.of(Inet.parse("10.96.0.10")))
@@ -152,7 +152,7 @@ class TransitionsTest {
 
         ServicePort sticky = NftRendererTest.svc("churn", "10.96.0.10", 0, false, 600);
         Fragment big = r.service(IpFamily.V4, sticky, NftRendererTest.manyEps(1000), node);
-        Set<String> bigDeclared = new TreeSet<>(NftRenderer.onDemandSets(big));
+        Set<String> bigDeclared = new TreeSet<>(big.demands());
         Fragment own = r.service(IpFamily.V4, sticky, NftRendererTest.manyEps(1100), node, big.slots());
         assertFalse(own.chains().isEmpty(), "sticky past 1,024: chains of its own");
         Fragment moved = Transitions.between(big, own, bigDeclared);
@@ -189,7 +189,7 @@ class TransitionsTest {
         }
         assertTrue(element(cluster, NftRenderer.LOCAL_IPS, ext) == null && element(local, NftRenderer.LOCAL_IPS, ext) != null,
                 "local-ips decides the policy");
-        Set<String> declared = new TreeSet<>(NftRenderer.onDemandSets(cluster));
+        Set<String> declared = new TreeSet<>(cluster.demands());
         for (Fragment kept : List.of(Transitions.between(cluster, local, declared), Transitions.between(local, cluster, declared))) {
             assertFalse(kept.elements().containsKey(NftRenderer.SERVICE_CHAINS) || kept.elements().containsKey(NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS),
                     "no verdict kept: " + kept.elements().keySet());
