@@ -242,44 +242,6 @@ public final class Syncer implements Backend {
         return committed.isEmpty();
     }
 
-    /** The kinds of sync: what each re-sends. */
-    enum Kind {
-        /**
-         * Nothing committed (the first sync, or a rebuild after drift or a failed sync): our tables
-         * are written whole, fragments reused where their inputs did not change; in small
-         * transactions ({@link #replaceInBatches}, {@link #takeOver}), or, when those cannot be used,
-         * replaced in one (add, delete, add).
-         */
-        REPLACE,
-        /**
-         * A full sync over the tables we hold: what changed sent as a partial sync would, then
-         * everything we hold re-sent in small transactions that change nothing the kernel already
-         * has ({@link ResendSlices}): drift nobody reported is repaired without holding every other
-         * nftables user of the node for one large batch.
-         */
-        REASSERT,
-        /** The changed service ports only, and the globals when the node or the service network changed. */
-        PARTIAL
-    }
-
-    /**
-     * One sync's plan: its kind, the service ports it renders, which shared inputs changed, and
-     * how many service ports of the state use each set of shared sticky chains (the globals hold
-     * the chains of each).
-     */
-    private record Plan(Kind kind, Set<ServicePortName> ports, boolean nodeChanged, boolean networkChanged,
-                        TreeMap<StickyTimeout, Integer> stickyTimeouts, boolean stickyTimeoutsChanged,
-                        EnumMap<IpFamily, Integer> familyPorts, Set<IpFamily> families) {
-        boolean full() {
-            return kind != Kind.PARTIAL;
-        }
-
-        /** The globals (shared chains, interval sets) are rendered again. */
-        boolean globals() {
-            return full() || nodeChanged || networkChanged || stickyTimeoutsChanged;
-        }
-    }
-
     /**
      * One attempt at a sync's transaction, and what to record once the kernel took it (the
      * families whose table it deletes among them).
@@ -301,10 +263,10 @@ public final class Syncer implements Backend {
      */
     @Override
     public SyncResult sync(ProxyState state, Set<ServicePortName> changed) throws NftException {
-        Plan plan = plan(state, changed);
+        SyncPlan plan = plan(state, changed);
         // Refused services are retried when the service or its endpoints change.
         refused.entrySet().removeIf(e -> !e.getValue().standsIn(state, e.getKey()));
-        if (plan.kind() == Kind.REPLACE && firstSyncBatch > 0 && client != null) {
+        if (plan.kind() == SyncPlan.Kind.REPLACE && firstSyncBatch > 0 && client != null) {
             if (noTablesOfOurs()) {
                 return replaceInBatches(plan, state, Generation.FIRST, false);
             }
@@ -329,12 +291,12 @@ public final class Syncer implements Backend {
                     a = a.then().get();
                 }
                 // A replacement in one transaction creates our tables anew, in generation 0.
-                CommitStats st = committer.commit(plan.kind() == Kind.REPLACE ? a.tx() : generation.apply(a.tx()));
-                if (plan.kind() == Kind.REPLACE) {
+                CommitStats st = committer.commit(plan.kind() == SyncPlan.Kind.REPLACE ? a.tx() : generation.apply(a.tx()));
+                if (plan.kind() == SyncPlan.Kind.REPLACE) {
                     generation = Generation.FIRST;
                 }
                 SyncResult r = recordCommitted(plan, a, before.plus(st), chainsBefore, state, rejected);
-                return plan.kind() == Kind.REASSERT ? resendAll(r) : r;
+                return plan.kind() == SyncPlan.Kind.REASSERT ? resendAll(r) : r;
             } catch (TransactionException e) {
                 if (attempt >= MAX_EXCLUSIONS_PER_SYNC || !leaveOut(e, a, plan, state, rejected)) {
                     throw e;
@@ -343,64 +305,20 @@ public final class Syncer implements Backend {
         }
     }
 
-    private Plan plan(ProxyState state, Set<ServicePortName> changed) {
-        Kind kind = committed.isEmpty() ? Kind.REPLACE : changed == null ? Kind.REASSERT : Kind.PARTIAL;
-        boolean nodeChanged = lastState == null || !lastState.node().equals(state.node());
-        // The service network changes only the table's globals (an interval set's elements).
-        boolean networkChanged = lastState == null || !lastState.serviceCIDRs().equals(state.serviceCIDRs());
-        Set<ServicePortName> ports = new TreeSet<>();
-        if (kind == Kind.PARTIAL) {
-            ports.addAll(changed);
-            if (nodeChanged) {
-                // Local endpoints and zone hints depend on the node: every service is rendered again.
-                ports.addAll(state.services().keySet());
-            }
-        } else {
-            ports.addAll(state.services().keySet());
+    /** What this sync does, from what we hold and what changed ({@link SyncPlan#of}). */
+    private SyncPlan plan(ProxyState state, Set<ServicePortName> changed) {
+        SyncPlan.Held held = new SyncPlan.Held(lastState, committed.keySet(), () -> {
+            Set<ServicePortName> ports = new TreeSet<>();
             for (TableState ts : committed.values()) {
                 for (Contributor c : ts.fragments.keySet()) {
                     if (!c.isGlobals()) {
-                        ports.add(c.port()); // what we hold and the state no longer has goes
+                        ports.add(c.port());
                     }
                 }
             }
-        }
-        TreeMap<StickyTimeout, Integer> timeouts = new TreeMap<>();
-        if (kind == Kind.PARTIAL && lastState != null) {
-            // Kept as ports change, not counted over every service on every sync.
-            timeouts.putAll(stickyTimeouts);
-            for (ServicePortName id : changed) {
-                count(timeouts, lastState.services().get(id), -1);
-                count(timeouts, state.services().get(id), +1);
-            }
-        } else {
-            state.services().values().forEach(svc -> count(timeouts, svc, +1));
-        }
-        EnumMap<IpFamily, Integer> inFamily = new EnumMap<>(IpFamily.class);
-        if (kind == Kind.PARTIAL && lastState != null) {
-            inFamily.putAll(familyPorts);
-            for (ServicePortName id : changed) {
-                TableFamilies.count(inFamily, lastState.services().get(id), -1);
-                TableFamilies.count(inFamily, state.services().get(id), +1);
-            }
-        } else {
-            state.services().values().forEach(svc -> TableFamilies.count(inFamily, svc, +1));
-        }
-        Set<IpFamily> families = TableFamilies.of(renderer.config(), state, inFamily);
-        if (kind == Kind.PARTIAL && !committed.keySet().containsAll(families)) {
-            // A family's table comes with the first thing of that family: written whole.
-            ports.addAll(state.services().keySet());
-        }
-        return new Plan(kind, ports, nodeChanged, networkChanged, timeouts,
-                !timeouts.keySet().equals(stickyTimeouts.keySet()), inFamily, families);
-    }
-
-    private static void count(TreeMap<StickyTimeout, Integer> timeouts, ServicePort svc, int delta) {
-        if (svc != null) {
-            for (StickyTimeout t : NftRenderer.stickyTimeouts(svc)) {
-                timeouts.merge(t, delta, (a, b) -> a + b == 0 ? null : a + b);
-            }
-        }
+            return ports;
+        }, stickyTimeouts, familyPorts);
+        return SyncPlan.of(held, state, changed, renderer.config());
     }
 
     /**
@@ -413,7 +331,7 @@ public final class Syncer implements Backend {
     }
 
     /** Per family, the fragments of the plan's ports that differ from what we hold. */
-    private Rendered render(Plan plan, ProxyState state, List<String> rejected) {
+    private Rendered render(SyncPlan plan, ProxyState state, List<String> rejected) {
         long t0 = System.nanoTime();
         long now = clock.getAsLong();
         expiring.clear();
@@ -583,7 +501,7 @@ public final class Syncer implements Backend {
     }
 
     /** The transaction of one attempt: per family, the delta from what we hold to the fragments of the plan's ports. */
-    private Attempt prepare(Plan plan, ProxyState state, List<String> rejected) {
+    private Attempt prepare(SyncPlan plan, ProxyState state, List<String> rejected) {
         Rendered r = render(plan, state, rejected);
         Map<IpFamily, Map<Contributor, Fragment>> structure = structureFirst(plan, state, r);
         if (structure == null) {
@@ -616,9 +534,9 @@ public final class Syncer implements Backend {
      * the globals of the old and the new demand together, or failing that their growth beside all
      * they had ({@link #withAdditions}).
      */
-    private Map<IpFamily, Map<Contributor, Fragment>> structureFirst(Plan plan, ProxyState state, Rendered r) {
+    private Map<IpFamily, Map<Contributor, Fragment>> structureFirst(SyncPlan plan, ProxyState state, Rendered r) {
         // A partial sync's, or the change a re-assertion sends first as a partial sync would.
-        if (plan.kind() == Kind.REPLACE || !r.fresh().isEmpty()) {
+        if (plan.kind() == SyncPlan.Kind.REPLACE || !r.fresh().isEmpty()) {
             return null;
         }
         Map<IpFamily, Map<Contributor, Fragment>> out = new EnumMap<>(IpFamily.class);
@@ -712,7 +630,7 @@ public final class Syncer implements Backend {
     }
 
     /** The transaction of {@code changes} (per family), with the deltas to record once the kernel took it. */
-    private Attempt build(Plan plan, Rendered r, Map<IpFamily, Map<Contributor, Fragment>> changes) {
+    private Attempt build(SyncPlan plan, Rendered r, Map<IpFamily, Map<Contributor, Fragment>> changes) {
         long t0 = System.nanoTime();
         Transaction tx = new Transaction();
         Map<IpFamily, Delta> deltas = new EnumMap<>(IpFamily.class);
@@ -723,7 +641,7 @@ public final class Syncer implements Backend {
                 if (gone != null) {
                     tx.delete(gone.table); // the last thing of this family went
                     dropped.add(f);
-                } else if (plan.kind() == Kind.REPLACE) {
+                } else if (plan.kind() == SyncPlan.Kind.REPLACE) {
                     Table t = new Table(f.nft(), tableName);
                     tx.add(t).delete(t); // whatever a previous run left in this family goes
                 }
@@ -762,7 +680,7 @@ public final class Syncer implements Backend {
      * generation in use, tables kept and base chains' rules held back for the switch
      * ({@link #takeOver}): nothing reaches what is written.
      */
-    private SyncResult replaceInBatches(Plan plan, ProxyState state, Generation g,
+    private SyncResult replaceInBatches(SyncPlan plan, ProxyState state, Generation g,
                                         boolean beside) throws NftException {
         List<String> rejected = new ArrayList<>();
         Rendered r = render(plan, state, rejected);
@@ -877,7 +795,7 @@ public final class Syncer implements Backend {
      * service): the caller replaces our tables in one transaction, as before generations existed.
      * A failure to delete the old generation leaves it unreachable, and the next takeover deletes it.
      */
-    private SyncResult takeOver(Plan plan, ProxyState state) throws NftException {
+    private SyncResult takeOver(SyncPlan plan, ProxyState state) throws NftException {
         Map<IpFamily, Takeover.Listing> ours;
         Generation old;
         try {
@@ -980,7 +898,7 @@ public final class Syncer implements Backend {
     }
 
     /** After the kernel took an attempt's transaction: what it holds now is what we recorded. */
-    private SyncResult recordCommitted(Plan plan, Attempt a, CommitStats st, int chainsBefore, ProxyState state,
+    private SyncResult recordCommitted(SyncPlan plan, Attempt a, CommitStats st, int chainsBefore, ProxyState state,
                                        List<String> rejected) {
         int changedChains = chainsBefore + applyCommitted(a);
         // The deadlines of the transitions this sync took away are done with.
@@ -1007,7 +925,7 @@ public final class Syncer implements Backend {
     }
 
     /** Once the kernel holds all of a sync: it is the state we hold, and what it did. */
-    private SyncResult synced(Plan plan, ProxyState state, CommitStats st, int changedChains, List<String> rejected,
+    private SyncResult synced(SyncPlan plan, ProxyState state, CommitStats st, int changedChains, List<String> rejected,
                               long renderNanos) {
         forgotten.clear();
         forgottenState = null;
@@ -1022,7 +940,7 @@ public final class Syncer implements Backend {
      * The kernel refused an operation: when it belongs to a service port, that port is left out
      * until it changes (named in the log) and the sync tried again; false when it belongs to none.
      */
-    private boolean leaveOut(TransactionException e, Attempt a, Plan plan, ProxyState state, List<String> rejected) {
+    private boolean leaveOut(TransactionException e, Attempt a, SyncPlan plan, ProxyState state, List<String> rejected) {
         ServicePortName culprit = ownerOf(e, a.chainOwners());
         if (culprit == null) {
             return false;
