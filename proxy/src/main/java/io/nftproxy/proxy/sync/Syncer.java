@@ -14,12 +14,8 @@ import java.util.TreeMap;
 import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeSet;
-import java.util.concurrent.locks.ReadWriteLock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
-import java.util.function.ToIntFunction;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +37,6 @@ import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
-import io.nftproxy.proxy.plan.TableFamilies;
 import io.nftproxy.proxy.render.DesiredChain;
 import io.nftproxy.proxy.render.EndpointSlots;
 import io.nftproxy.proxy.render.Fragment;
@@ -67,12 +62,8 @@ public final class Syncer implements Backend {
     private final NftKernel client;
     private final NftRenderer renderer;
     private final String tableName;
-    private final Map<IpFamily, TableState> committed = new EnumMap<>(IpFamily.class);
-    /**
-     * Guards {@link #committed} against readers on other threads ({@link #heldKeys}): the sync
-     * thread changes it only under the write lock, and reads it without any.
-     */
-    private final ReadWriteLock held = new ReentrantReadWriteLock();
+    /** What the kernel holds of ours, as we committed it; read by the counters' scrape too ({@link #heldKeys}). */
+    private final Committed committed = new Committed();
     /** Service ports refused (by the kernel or the renderer), with the inputs refused; retried when they change. */
     private final Map<ServicePortName, Refusal> refused = new HashMap<>();
 
@@ -86,17 +77,6 @@ public final class Syncer implements Backend {
             return service.equals(state.services().get(id)) && endpoints.equals(state.endpointsOf(id));
         }
     }
-    private ProxyState lastState;
-    /** How many service ports of {@link #lastState} use each set of shared sticky chains. */
-    private TreeMap<StickyTimeout, Integer> stickyTimeouts = new TreeMap<>();
-    /** How many service ports of {@link #lastState} are programmed in each family ({@link TableFamilies}). */
-    private EnumMap<IpFamily, Integer> familyPorts = new EnumMap<>(IpFamily.class);
-    /**
-     * What was committed before {@link #forgetCommitted}: the kernel may no longer hold it, but
-     * its fragments are still what the same inputs render to, so the rebuild reuses them.
-     */
-    private final Map<IpFamily, TableState> forgotten = new EnumMap<>(IpFamily.class);
-    private ProxyState forgottenState;
     /** Where a first sync takes its endpoints' indices from (tests: see {@link #takeIndicesFrom}). */
     private final Map<IpFamily, TableState> indicesFrom = new EnumMap<>(IpFamily.class);
     /**
@@ -162,7 +142,7 @@ public final class Syncer implements Backend {
      * reached through partial syncs (indices depend on history; see EndpointSlots).
      */
     void takeIndicesFrom(Syncer other) {
-        indicesFrom.putAll(other.committed);
+        indicesFrom.putAll(other.committed.tables());
     }
 
     /** Cuts a first sync onto a node without our tables into transactions of about {@code objects}; 0: one transaction. */
@@ -183,23 +163,14 @@ public final class Syncer implements Backend {
 
     @Override
     public void forgetCommitted() {
-        if (!committed.isEmpty()) {
-            forgotten.clear();
-            forgotten.putAll(committed);
-            forgottenState = lastState;
-        }
-        clearCommitted();
+        committed.forget();
+        transitionsUntil.clear(); // what they kept went with the tables, or goes with the rebuild
     }
 
+    /** Nothing held, nothing to reuse: the next sync replaces our tables whole. */
     private void clearCommitted() {
-        held.writeLock().lock();
-        try {
-            committed.clear();
-        } finally {
-            held.writeLock().unlock();
-        }
-        lastState = null;
-        transitionsUntil.clear(); // what they kept went with the tables, or goes with the rebuild
+        committed.clear();
+        transitionsUntil.clear();
     }
 
     /**
@@ -207,7 +178,7 @@ public final class Syncer implements Backend {
      * another thread, the counters' scrape, choosing how to read the set.
      */
     public int heldCount(IpFamily f, String set) {
-        return readHeld(f, set, ElementTable::size, 0);
+        return committed.read(f, set, ElementTable::size, 0);
     }
 
     /**
@@ -216,19 +187,7 @@ public final class Syncer implements Backend {
      * change the set right after.
      */
     public List<Bytes> heldKeys(IpFamily f, String set) {
-        return readHeld(f, set, ElementTable::keys, List.of());
-    }
-
-    /** {@code read} of the elements we hold in one of our sets, under the read lock; {@code none} when we hold no such set. */
-    private <T> T readHeld(IpFamily f, String set, Function<ElementTable, T> read, T none) {
-        held.readLock().lock();
-        try {
-            TableState ts = committed.get(f);
-            ElementTable t = ts == null ? null : ts.elements.get(set);
-            return t == null ? none : read.apply(t);
-        } finally {
-            held.readLock().unlock();
-        }
+        return committed.read(f, set, ElementTable::keys, List.of());
     }
 
     /** The generation of names our sets and chains carry in the kernel now. */
@@ -307,18 +266,7 @@ public final class Syncer implements Backend {
 
     /** What this sync does, from what we hold and what changed ({@link SyncPlan#of}). */
     private SyncPlan plan(ProxyState state, Set<ServicePortName> changed) {
-        SyncPlan.Held held = new SyncPlan.Held(lastState, committed.keySet(), () -> {
-            Set<ServicePortName> ports = new TreeSet<>();
-            for (TableState ts : committed.values()) {
-                for (Contributor c : ts.fragments.keySet()) {
-                    if (!c.isGlobals()) {
-                        ports.add(c.port());
-                    }
-                }
-            }
-            return ports;
-        }, stickyTimeouts, familyPorts);
-        return SyncPlan.of(held, state, changed, renderer.config());
+        return SyncPlan.of(committed.held(), state, changed, renderer.config());
     }
 
     /**
@@ -352,8 +300,8 @@ public final class Syncer implements Backend {
             SortedMap<String, Integer> demand = new TreeMap<>(ts.onDemand);
             // Fragments rendered from the same inputs are reused: from what we committed, or,
             // when rebuilding, from what we committed before forgetting it.
-            TableState reuse = fresh.containsKey(f) ? forgotten.get(f) : ts;
-            ProxyState renderedFrom = fresh.containsKey(f) ? forgottenState : lastState;
+            TableState reuse = fresh.containsKey(f) ? committed.forgotten(f) : ts;
+            ProxyState renderedFrom = fresh.containsKey(f) ? committed.forgottenState() : committed.lastState();
             // What earlier changes kept for packets crossing their commits, now past its time.
             int expiringHere = 0;
             for (Map.Entry<Contributor, Long> e : transitionsUntil.entrySet()) {
@@ -558,7 +506,7 @@ public final class Syncer implements Backend {
                     // generation the elements' commit leaves (PickTree.Shape#reachedAndReads).
                     Set<String> both = new TreeSet<>(ts.onDemand.keySet());
                     both.addAll(r.demands().getOrDefault(e.getKey(), Set.of()));
-                    SortedSet<StickyTimeout> timeouts = new TreeSet<>(stickyTimeouts.keySet());
+                    SortedSet<StickyTimeout> timeouts = new TreeSet<>(committed.stickyTimeouts());
                     timeouts.addAll(plan.stickyTimeouts().keySet());
                     Fragment union = renderer.globals(e.getKey(), state, timeouts, both);
                     if (!grows(old, union)) {
@@ -725,11 +673,8 @@ public final class Syncer implements Backend {
                             d = new Delta(ts, part);
                         } else {
                             // Counted into what we hold as it is computed; taken out again if refused.
-                            held.writeLock().lock();
-                            try {
+                            try (Committed.Writing w = committed.writing()) {
                                 d = Delta.counting(ts, part);
-                            } finally {
-                                held.writeLock().unlock();
                             }
                         }
                         d.write(tx);
@@ -755,25 +700,19 @@ public final class Syncer implements Backend {
                         }
                         refuse(culprit, state, e, rejected);
                         batch.remove(Contributor.of(culprit));
-                        held.writeLock().lock();
-                        try {
+                        try (Committed.Writing w = committed.writing()) {
                             deltas.forEach(Delta::discard);
-                        } finally {
-                            held.writeLock().unlock();
                         }
                         continue;
                     }
-                    held.writeLock().lock();
-                    try {
+                    try (Committed.Writing w = committed.writing()) {
                         for (Delta d : deltas) {
                             d.apply();
                             changedChains += d.changedChains();
                         }
                         if (globalsBatch) {
-                            committed.putAll(r.fresh());
+                            committed.replace(r.fresh(), Set.of());
                         }
-                    } finally {
-                        held.writeLock().unlock();
                     }
                     break;
                 }
@@ -823,8 +762,8 @@ public final class Syncer implements Backend {
                 leftovers = leftovers.plus(committer.commit(tx));
             }
             written = replaceInBatches(plan, state, next, true);
-            switched = committer.commit(Takeover.switchTo(next, committed, ours));
-            ours.keySet().retainAll(committed.keySet()); // the switch deleted the tables of families not in use
+            switched = committer.commit(Takeover.switchTo(next, committed.tables(), ours));
+            ours.keySet().retainAll(committed.tables().keySet()); // the switch deleted the tables of families not in use
         } catch (NftException e) {
             LOG.warn("could not write table {} beside the ruleset in use ({}); replacing it in one transaction",
                     tableName, e.getMessage());
@@ -876,7 +815,7 @@ public final class Syncer implements Backend {
     private SyncResult resendAll(SyncResult r) throws NftException {
         CommitStats sum = r.commit();
         try {
-            for (TableState ts : committed.values()) {
+            for (TableState ts : committed.tables().values()) {
                 for (Transaction tx : ResendSlices.of(ts, RESEND_SLICE)) {
                     sum = sum.plus(resendCommitter.commit(generation.apply(tx)));
                 }
@@ -910,16 +849,12 @@ public final class Syncer implements Backend {
     /** What the kernel took of an attempt becomes the state we hold; the chains it changed. */
     private int applyCommitted(Attempt a) {
         int changedChains = 0;
-        held.writeLock().lock();
-        try {
-            committed.putAll(a.fresh());
-            a.dropped().forEach(committed::remove);
+        try (Committed.Writing w = committed.writing()) {
+            committed.replace(a.fresh(), a.dropped());
             for (Delta d : a.deltas().values()) {
                 d.apply();
                 changedChains += d.changedChains();
             }
-        } finally {
-            held.writeLock().unlock();
         }
         return changedChains;
     }
@@ -927,13 +862,9 @@ public final class Syncer implements Backend {
     /** Once the kernel holds all of a sync: it is the state we hold, and what it did. */
     private SyncResult synced(SyncPlan plan, ProxyState state, CommitStats st, int changedChains, List<String> rejected,
                               long renderNanos) {
-        forgotten.clear();
-        forgottenState = null;
-        lastState = state;
-        stickyTimeouts = plan.stickyTimeouts();
-        familyPorts = plan.familyPorts();
-        return new SyncResult(plan.full(), st, changedChains, count(TableState::chainCount), count(TableState::ruleCount),
-                count(TableState::elementCount), rejected, renderNanos);
+        committed.synced(state, plan);
+        return new SyncResult(plan.full(), st, changedChains, committed.count(TableState::chainCount),
+                committed.count(TableState::ruleCount), committed.count(TableState::elementCount), rejected, renderNanos);
     }
 
     /**
@@ -993,10 +924,6 @@ public final class Syncer implements Backend {
                 && from.endpointsOf(id).equals(state.endpointsOf(id));
     }
 
-    private int count(ToIntFunction<TableState> f) {
-        return committed.values().stream().mapToInt(f).sum();
-    }
-
     /** The service port whose chain the failing operation touched, if any. */
     private ServicePortName ownerOf(TransactionException e, Map<String, Contributor> renderedOwners) {
         if (e.operation() == null) {
@@ -1009,7 +936,7 @@ public final class Syncer implements Backend {
             return null;
         }
         Contributor owner = renderedOwners.get(chain);
-        for (TableState ts : committed.values()) {
+        for (TableState ts : committed.tables().values()) {
             if (owner == null) {
                 owner = ts.chainOwner.get(chain);
             }
