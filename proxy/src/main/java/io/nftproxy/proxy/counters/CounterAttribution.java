@@ -1,22 +1,22 @@
 package io.nftproxy.proxy.counters;
 
-import static io.nftproxy.proxy.render.NftRenderer.CHAIN_ENDPOINTS;
-import static io.nftproxy.proxy.render.NftRenderer.LOCAL_ENDPOINTS;
-import static io.nftproxy.proxy.render.NftRenderer.LOCAL_IPS;
-import static io.nftproxy.proxy.render.NftRenderer.LOCAL_NODEPORTS;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_LOCAL_ENDPOINTS;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT;
-import static io.nftproxy.proxy.render.NftRenderer.NO_LOCAL_ENDPOINT;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_CHAINS;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_ENDPOINTS;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_DROP;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_REJECT;
-import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_DROP;
-import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_REJECT;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_CHAINS;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_ENDPOINTS;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_IPS;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_NODEPORTS;
+import static io.nftproxy.proxy.render.TableNames.CHAIN_ENDPOINTS;
+import static io.nftproxy.proxy.render.TableNames.LOCAL_ENDPOINTS;
+import static io.nftproxy.proxy.render.TableNames.LOCAL_IPS;
+import static io.nftproxy.proxy.render.TableNames.LOCAL_NODEPORTS;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_LOCAL_ENDPOINTS;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_LOCAL_ENDPOINT;
+import static io.nftproxy.proxy.render.TableNames.NO_LOCAL_ENDPOINT;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_CHAINS;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_ENDPOINTS;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_ENDPOINT_DROP;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_DROP;
+import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.TableNames.SERVICE_CHAINS;
+import static io.nftproxy.proxy.render.TableNames.SERVICE_ENDPOINTS;
+import static io.nftproxy.proxy.render.TableNames.SERVICE_IPS;
+import static io.nftproxy.proxy.render.TableNames.SERVICE_NODEPORTS;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.CountedElement;
 import io.nftproxy.netlink.nft.Data;
@@ -37,7 +38,6 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.MapKeys;
-import io.nftproxy.proxy.render.NftRenderer;
 
 /**
  * Which counter an element of a counting set belongs to, read from the element itself and the
@@ -84,7 +84,7 @@ public final class CounterAttribution {
     public CounterSeries of(String set, CountedElement e) {
         int frontLen = family.addressBytes() + 8;
         Bytes key = e.key();
-        String base = NftRenderer.endpointMapBase(set);
+        String base = TableNames.endpointMapBase(set);
         switch (base != null ? base : set) {
             case SERVICE_IPS, SERVICE_CHAINS, LOCAL_IPS -> {
                 return series(Kind.CONNECTIONS, frontends.get(key), null);

@@ -20,7 +20,6 @@ import io.nftproxy.proxy.counters.CounterLedger.ElementId;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePortName;
-import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.source.ObjectStore;
 import io.nftproxy.proxy.sync.SyncListener;
 import io.nftproxy.proxy.sync.SyncResult;
@@ -97,7 +96,7 @@ public final class ServiceCounters extends Collector implements SyncListener {
     private long lastElements;
 
     /**
-     * Reads {@code sets} (those {@link NftRenderer#countedSets} declares) of {@code table};
+     * Reads {@code sets} (those {@link CountedSets#countedSets} declares) of {@code table};
      * {@code held} says which to read by key, and their keys (null: every set in one dump).
      */
     public ServiceCounters(CounterReader reader, String table, List<String> sets, HeldElements held) {

@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.render;
 
 import static io.nftproxy.proxy.render.NftRenderer.*;
+import static io.nftproxy.proxy.render.TableNames.*;
 
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -88,7 +89,7 @@ final class FragmentBuilder {
 
     /** Declares a set; with --service-counters the sets that count connections carry a counter per element. */
     void set(NftSet s) {
-        sets.put(s.name(), counts(config, s.name()) ? s.withCounter(true) : s);
+        sets.put(s.name(), CountedSets.counts(config, s.name()) ? s.withCounter(true) : s);
     }
 
     /**

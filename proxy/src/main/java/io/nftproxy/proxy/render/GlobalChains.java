@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.render;
 
 import static io.nftproxy.proxy.render.NftRenderer.*;
+import static io.nftproxy.proxy.render.TableNames.*;
 import static io.nftproxy.proxy.render.RuleParts.concat;
 import static io.nftproxy.proxy.render.RuleParts.verdict;
 
@@ -32,7 +33,7 @@ import io.nftproxy.proxy.plan.ExternalLocalSteps;
 final class GlobalChains extends RenderPart {
     private final List<Cidr> serviceCidrs;
     private final Fragment picks;
-    /** The firewall shards some load-balancer IP with source ranges is in ({@link NftRenderer#FIREWALL_ALLOW}), ascending. */
+    /** The firewall shards some load-balancer IP with source ranges is in ({@link TableNames#FIREWALL_ALLOW}), ascending. */
     private final List<Integer> shards = new ArrayList<>();
     /**
      * Whether some service port is sent on by a verdict element (chains of its own, or a block of
@@ -420,8 +421,8 @@ final class GlobalChains extends RenderPart {
     }
 
     void base(String name, String type, Hook hook, int prio, List<List<Expr>> rules) {
-        if (!NftRenderer.BASE_CHAINS.contains(name)) {
-            throw new IllegalStateException("base chain " + name + " is not in NftRenderer.BASE_CHAINS");
+        if (!TableNames.BASE_CHAINS.contains(name)) {
+            throw new IllegalStateException("base chain " + name + " is not in TableNames.BASE_CHAINS");
         }
         List<Rule> rs = new ArrayList<>();
         for (List<Expr> r : rules) {

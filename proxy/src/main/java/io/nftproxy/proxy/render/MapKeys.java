@@ -70,7 +70,7 @@ public final class MapKeys {
 
     /**
      * {@code service IP . protocol . port . endpoint address . port}: an endpoint of a service
-     * port with chains of its own, as {@link NftRenderer#CHAIN_ENDPOINTS} counts it.
+     * port with chains of its own, as {@link TableNames#CHAIN_ENDPOINTS} counts it.
      */
     public static Bytes chainEndpoint(InetAddress serviceIp, int proto, int port, InetAddress endpoint, int endpointPort) {
         return Bytes.concat(frontend(serviceIp, proto, port), endpoint(endpoint, endpointPort));

@@ -72,8 +72,8 @@ public final class Names {
 
     /** Whether a chain sorts external traffic of policy Local: a port's own, or the shared ones. */
     public static boolean isExternalLocal(String chain) {
-        return chain.startsWith(EXTERNAL) || chain.equals(NftRenderer.IP_EXTERNAL_LOCAL)
-                || chain.equals(NftRenderer.NODEPORT_EXTERNAL_LOCAL);
+        return chain.startsWith(EXTERNAL) || chain.equals(TableNames.IP_EXTERNAL_LOCAL)
+                || chain.equals(TableNames.NODEPORT_EXTERNAL_LOCAL);
     }
 
     /** Whether a chain picks among this node's endpoints only: a port's own, or the shared local trees'. */

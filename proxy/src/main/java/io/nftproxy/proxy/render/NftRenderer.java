@@ -1,5 +1,6 @@
 package io.nftproxy.proxy.render;
 
+import static io.nftproxy.proxy.render.TableNames.*;
 
 import java.net.InetAddress;
 import java.util.List;
@@ -8,7 +9,6 @@ import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Stream;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.SetElement;
@@ -32,59 +32,6 @@ import io.nftproxy.proxy.plan.ServicePlan;
  * per service are global set lookups here.
  */
 public final class NftRenderer {
-    // Global object names (the table is ours alone).
-    /** ClusterIP, external and load-balancer IP ports of plain service ports (a set: never a verdict). */
-    public static final String SERVICE_IPS = "service-ips";
-    /** NodePorts of plain service ports. */
-    public static final String SERVICE_NODEPORTS = "service-nodeports";
-    /**
-     * IP ports sent on by a verdict: of plain ports past MAX_PLAIN_PICK endpoints to their block's
-     * tree, of ports with chains of their own to the first of them.
-     */
-    public static final String SERVICE_CHAINS = "service-chains";
-    /** NodePorts sent on by a verdict, as {@link #SERVICE_CHAINS}. */
-    public static final String NODEPORT_CHAINS = "nodeport-chains";
-    /** The start of the names of the maps from IP ports' "frontend . index" to endpoint, one per count bucket ({@link #endpointMapBase}). */
-    public static final String SERVICE_ENDPOINTS = "service-endpoints";
-    public static final String NODEPORT_ENDPOINTS = "nodeport-endpoints";
-    /** External and load-balancer IP ports of externalTrafficPolicy Local ports that are only data. */
-    public static final String LOCAL_IPS = "local-ips";
-    /** NodePorts of externalTrafficPolicy Local ports that are only data. */
-    public static final String LOCAL_NODEPORTS = "local-nodeports";
-    /** Their "frontend . index" to this node's endpoints. */
-    public static final String LOCAL_ENDPOINTS = "local-endpoints";
-    public static final String NODEPORT_LOCAL_ENDPOINTS = "nodeport-local-endpoints";
-    /** Their frontends without an endpoint on this node: external traffic is dropped. */
-    public static final String NO_LOCAL_ENDPOINT = "no-local-endpoint";
-    public static final String NODEPORT_NO_LOCAL_ENDPOINT = "nodeport-no-local-endpoint";
-    /** The shared chains that external traffic to those frontends goes through. */
-    public static final String IP_EXTERNAL_LOCAL = "ip-external-local";
-    public static final String NODEPORT_EXTERNAL_LOCAL = "nodeport-external-local";
-    /**
-     * Verdict maps, while some port is in them: the external frontends of policy Local whose
-     * cluster endpoints are past MAX_PLAIN_PICK, to their block of the cluster tree, where those
-     * chains send this node's pods and the node itself (the tree's root asks for no such block).
-     */
-    public static final String IP_EXTERNAL_LOCAL_BLOCKS = "ip-external-local-blocks";
-    public static final String NODEPORT_EXTERNAL_LOCAL_BLOCKS = "nodeport-external-local-blocks";
-    public static final String NO_ENDPOINT_REJECT = "no-endpoint-reject";
-    public static final String NO_ENDPOINT_DROP = "no-endpoint-drop";
-    public static final String NODEPORT_NO_ENDPOINT_REJECT = "nodeport-no-endpoint-reject";
-    public static final String NODEPORT_NO_ENDPOINT_DROP = "nodeport-no-endpoint-drop";
-    /**
-     * Every frontend of the four sets above, by kind: the checks ask these first, so that a new
-     * connection to a served frontend or to no service pays one lookup (the reject and drop sets
-     * are asked only for a frontend that is in one of them).
-     */
-    public static final String UNSERVED_IPS = "unserved-ips";
-    public static final String UNSERVED_NODEPORTS = "unserved-nodeports";
-    /**
-     * The chains hooked into the kernel's paths, the only names the kernel's traffic enters our
-     * table by: a table built beside another under other names of its chains and sets (see
-     * io.nftproxy.proxy.sync.Generation) shares these.
-     */
-    public static final Set<String> BASE_CHAINS = Set.of("nat-prerouting", "nat-output", "nat-postrouting",
-            "filter-prerouting", "filter-input", "filter-forward", "filter-output", "filter-output-post-dnat");
     /** Endpoint counts of a kind's shared tree (a power of two: see PickTree). */
     public static final int MAX_SHARED_PICK = 128;
     /**
@@ -105,99 +52,6 @@ public final class NftRenderer {
      * beyond it, chains of their own.
      */
     public static final int MAX_TREE_PICK = 512 * MAX_SHARED_PICK;
-    public static final String CLUSTER_IP_PORTS = "cluster-ip-ports";
-    public static final String EXTERNAL_MASQ = "external-masquerade";
-    public static final String NODEPORT_MASQ = "nodeport-masquerade";
-    public static final String NODEPORT_ADDRS = "nodeport-addresses";
-    public static final String CLUSTER_IPS = "cluster-ips";
-    public static final String CLUSTER_CIDRS = "cluster-cidrs";
-    public static final String SERVICE_CIDRS = "service-cidrs";
-    public static final String HAIRPIN = "hairpin";
-    public static final String AFFINITY = "affinity";
-    /** Load-balancer IP ports with loadBalancerSourceRanges: new connections from elsewhere are dropped. */
-    public static final String FIREWALL_IPS = "firewall-ips";
-    /**
-     * "load-balancer IP . protocol . port . source range": the sources those ports let in, in
-     * FIREWALL_SHARDS sets by the IP's last byte ({@link #firewallShard}).
-     */
-    public static final String FIREWALL_ALLOW = "firewall-allow-";
-    /** The constant map from a destination's last byte to its shard's chain. */
-    public static final String FIREWALL_SHARD_MAP = "firewall-shards";
-    /** The chain of one shard: {@code firewall-shard-K}. */
-    public static final String FIREWALL_SHARD = "firewall-shard-";
-    /**
-     * Why shards: the kernel removes an element of an interval set of concatenations (pipapo) by
-     * walking the set's rules from the first (nft_pipapo_remove): measured, 3 elements removed
-     * from a set of 6,000 took 60 ms (52 ms a ranged service removed at 100k services of the
-     * bench's mix), against ~0 to add them. 256 sets of a 256th each keep a removal short.
-     */
-    public static final int FIREWALL_SHARDS = 256;
-    /** With --service-counters: the endpoints of service ports with chains of their own, each counting its connections. */
-    public static final String CHAIN_ENDPOINTS = "chain-endpoints";
-    /**
-     * The sets whose elements carry a connection counter with --service-counters: each frontend
-     * once, where it is dispatched (counting its connections) or refused, and the external chains'
-     * drops. One element per frontend: small beside the endpoint maps.
-     */
-    public static final List<String> SERVICE_COUNTED_SETS = List.of(SERVICE_IPS, SERVICE_NODEPORTS,
-            SERVICE_CHAINS, NODEPORT_CHAINS, LOCAL_IPS, LOCAL_NODEPORTS, CHAIN_ENDPOINTS, NO_ENDPOINT_REJECT,
-            NO_ENDPOINT_DROP, NODEPORT_NO_ENDPOINT_REJECT, NODEPORT_NO_ENDPOINT_DROP, NO_LOCAL_ENDPOINT,
-            NODEPORT_NO_LOCAL_ENDPOINT);
-    /**
-     * With --endpoint-counters, these count as well: the pick trees' endpoint maps ({@link
-     * #endpointMapBase}), blocks past the roots' included, an element per frontend and endpoint.
-     * (The endpoints of services with chains of their own count in {@link #CHAIN_ENDPOINTS}.)
-     */
-    public static List<String> endpointCountedSets() {
-        return Stream.concat(PickTree.allEndpointMaps().stream().sorted(), PickTree.bigBlockMaps().stream()).toList();
-    }
-
-    private static final Set<String> SERVICE_COUNTED = Set.copyOf(SERVICE_COUNTED_SETS);
-
-    /** Whether the elements of {@code set} carry a counter with these settings. */
-    public static boolean counts(ProxyConfig config, String set) {
-        return config.serviceCounters() && (SERVICE_COUNTED.contains(set)
-                || config.endpointCounters() && PickTree.endpointsBaseOf(set) != null);
-    }
-
-    /** The sets whose elements carry a counter with these settings. */
-    public static List<String> countedSets(ProxyConfig config) {
-        return !config.serviceCounters() ? List.of() : !config.endpointCounters() ? SERVICE_COUNTED_SETS
-                : Stream.concat(SERVICE_COUNTED_SETS.stream(), endpointCountedSets().stream()).toList();
-    }
-
-    /**
-     * For one of the maps from "frontend . index" to endpoint, split by endpoint count ({@code
-     * service-endpoints-9-16}): its kind's name ({@link #SERVICE_ENDPOINTS}, {@link
-     * #NODEPORT_ENDPOINTS}, {@link #LOCAL_ENDPOINTS}, {@link #NODEPORT_LOCAL_ENDPOINTS}); null
-     * for another set.
-     */
-    public static String endpointMapBase(String set) {
-        return PickTree.endpointsBaseOf(set);
-    }
-
-    public static final String SERVICES = "services";
-    public static final String MARK_FOR_MASQUERADE = "mark-for-masquerade";
-    public static final String MASQUERADING = "masquerading";
-    public static final String SERVICE_ENDPOINTS_CHECK = "service-endpoints-check";
-    public static final String NODEPORT_ENDPOINTS_CHECK = "nodeport-endpoints-check";
-    /** Where the checks send a frontend without endpoints: reject, or drop. */
-    public static final String SERVICE_ENDPOINTS_UNSERVED = "service-endpoints-unserved";
-    public static final String NODEPORT_ENDPOINTS_UNSERVED = "nodeport-endpoints-unserved";
-    public static final String CLUSTER_IPS_CHECK = "cluster-ips-check";
-    public static final String FIREWALL_CHECK = "firewall-check";
-    static {
-        if (Integer.bitCount(FIREWALL_SHARDS) != 1 || FIREWALL_SHARDS > 256) {
-            throw new AssertionError("a shard is the last byte's low bits: FIREWALL_SHARDS must be a power of two up to 256");
-        }
-    }
-
-    /** The shard of a load-balancer IP's source ranges: its last byte's low bits (all of them at 256 shards). */
-    public static int firewallShard(InetAddress lbIP) {
-        byte[] a = lbIP.getAddress();
-        return a[a.length - 1] & (FIREWALL_SHARDS - 1);
-    }
-
     /** kube-proxy's default affinity timeout; every entry is written with its own service's. */
     static final long AFFINITY_DEFAULT_MS = 10_800_000L;
     /**

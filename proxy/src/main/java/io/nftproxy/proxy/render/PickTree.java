@@ -86,10 +86,10 @@ final class PickTree extends RenderPart {
      * externalTrafficPolicy Local port picks among (its frontend is counted in both).
      */
     enum Kind {
-        IP("ip", true, false, NftRenderer.SERVICE_ENDPOINTS),
-        NODEPORT("nodeport", false, false, NftRenderer.NODEPORT_ENDPOINTS),
-        IP_LOCAL("ip-local", true, true, NftRenderer.LOCAL_ENDPOINTS),
-        NODEPORT_LOCAL("nodeport-local", false, true, NftRenderer.NODEPORT_LOCAL_ENDPOINTS);
+        IP("ip", true, false, TableNames.SERVICE_ENDPOINTS),
+        NODEPORT("nodeport", false, false, TableNames.NODEPORT_ENDPOINTS),
+        IP_LOCAL("ip-local", true, true, TableNames.LOCAL_ENDPOINTS),
+        NODEPORT_LOCAL("nodeport-local", false, true, TableNames.NODEPORT_LOCAL_ENDPOINTS);
 
         final String prefix;
         /** Keyed by "address . protocol . port" (IP ports), else by "protocol . port" (NodePorts). */

@@ -93,12 +93,12 @@ final class RuleParts {
 
     /**
      * {@code ip daddr & 0.0.0.255}: the destination's last byte (its low bits that pick a
-     * firewall shard, {@link NftRenderer#firewallShard}), the rest zero.
+     * firewall shard, {@link TableNames#firewallShard}), the rest zero.
      */
     List<Expr> daddrShardBits() {
         int len = family.addressBytes();
         byte[] mask = new byte[len];
-        mask[len - 1] = (byte) (NftRenderer.FIREWALL_SHARDS - 1);
+        mask[len - 1] = (byte) (TableNames.FIREWALL_SHARDS - 1);
         return List.of(loadDaddr(NFT_REG_1), new Bitwise(NFT_REG_1, NFT_REG_1, len, Bytes.of(mask), Bytes.of(new byte[len])));
     }
 

@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.render;
 
 import static io.nftproxy.proxy.render.NftRenderer.*;
+import static io.nftproxy.proxy.render.TableNames.*;
 import static io.nftproxy.proxy.render.RuleParts.concat;
 import static io.nftproxy.proxy.render.RuleParts.verdict;
 
@@ -207,7 +208,7 @@ final class ServiceChains extends RenderPart {
 
     /**
      * Counts a connection by a lookup of the constant key "service IP . protocol . port . endpoint
-     * . port" in {@link NftRenderer#CHAIN_ENDPOINTS}, whose element counts the match. A rule of
+     * . port" in {@link TableNames#CHAIN_ENDPOINTS}, whose element counts the match. A rule of
      * this chain is the only place that knows both the service port and the endpoint.
      */
     private List<Expr> countAs(InetAddress vip, ServicePlan plan, InetAddress epAddress, int epPort) {

@@ -216,12 +216,12 @@ public final class Transitions {
         if (sentOn(next, front) || elsewhere.sentOn(front)) {
             return false;
         }
-        return !kind.ip || holds(old, NftRenderer.CLUSTER_IP_PORTS, front);
+        return !kind.ip || holds(old, TableNames.CLUSTER_IP_PORTS, front);
     }
 
     /** Whether {@code f} puts {@code front} among the frontends {@code services} sends on. */
     private static boolean sentOn(Fragment f, Bytes front) {
-        return holds(f, NftRenderer.SERVICE_IPS, front) || holds(f, NftRenderer.SERVICE_NODEPORTS, front);
+        return holds(f, TableNames.SERVICE_IPS, front) || holds(f, TableNames.SERVICE_NODEPORTS, front);
     }
 
     private static boolean holds(Fragment f, String set, Bytes key) {
@@ -285,7 +285,7 @@ public final class Transitions {
             if (sentOn == null) {
                 sentOn = new HashSet<>();
                 for (Fragment f : fragments.get()) {
-                    for (String set : List.of(NftRenderer.SERVICE_IPS, NftRenderer.SERVICE_NODEPORTS)) {
+                    for (String set : List.of(TableNames.SERVICE_IPS, TableNames.SERVICE_NODEPORTS)) {
                         f.elements().getOrDefault(set, List.of()).forEach(e -> sentOn.add(e.key()));
                     }
                 }

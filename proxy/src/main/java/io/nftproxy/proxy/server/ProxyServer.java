@@ -12,6 +12,7 @@ import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.nftproxy.proxy.render.CountedSets;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.ct.ConntrackClient;
 import io.nftproxy.netlink.nft.client.NftClient;
@@ -136,7 +137,7 @@ public final class ProxyServer implements AutoCloseable {
                 throw new IOException(e.getMessage(), e);
             }
             parts.add(counterClient);
-            counters = new ServiceCounters(counterClient, cfg.table(), NftRenderer.countedSets(cfg),
+            counters = new ServiceCounters(counterClient, cfg.table(), CountedSets.countedSets(cfg),
                     ServiceCounters.HeldElements.of((Syncer) backend));
             counters.register(metrics.registry());
             listeners.add(counters);

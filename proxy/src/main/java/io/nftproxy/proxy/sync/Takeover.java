@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.BiFunction;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Elements;
@@ -27,7 +28,6 @@ import io.nftproxy.netlink.nft.expr.Lookup;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.render.DesiredChain;
 import io.nftproxy.proxy.render.Names;
-import io.nftproxy.proxy.render.NftRenderer;
 
 /**
  * Taking over tables of ours that are in the kernel already (a restart, an upgrade, a rebuild
@@ -72,7 +72,7 @@ final class Takeover {
         Set<Generation> seen = new HashSet<>();
         for (Map.Entry<IpFamily, Listing> e : tables.entrySet()) {
             for (Chain c : e.getValue().chains()) {
-                if (c.isBase() && NftRenderer.BASE_CHAINS.contains(c.name())) {
+                if (c.isBase() && TableNames.BASE_CHAINS.contains(c.name())) {
                     for (Rule r : kernel.listRules(c.family(), c.table(), c.name())) {
                         for (String name : referenced(r)) {
                             seen.add(Generation.of(name));

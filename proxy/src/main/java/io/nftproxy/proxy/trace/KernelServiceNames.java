@@ -1,16 +1,16 @@
 package io.nftproxy.proxy.trace;
 
-import static io.nftproxy.proxy.render.NftRenderer.CLUSTER_IP_PORTS;
-import static io.nftproxy.proxy.render.NftRenderer.LOCAL_IPS;
-import static io.nftproxy.proxy.render.NftRenderer.LOCAL_NODEPORTS;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_DROP;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_REJECT;
-import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_DROP;
-import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_REJECT;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_CHAINS;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_CHAINS;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_IPS;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_NODEPORTS;
+import static io.nftproxy.proxy.render.TableNames.CLUSTER_IP_PORTS;
+import static io.nftproxy.proxy.render.TableNames.LOCAL_IPS;
+import static io.nftproxy.proxy.render.TableNames.LOCAL_NODEPORTS;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_ENDPOINT_DROP;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_DROP;
+import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_CHAINS;
+import static io.nftproxy.proxy.render.TableNames.SERVICE_CHAINS;
+import static io.nftproxy.proxy.render.TableNames.SERVICE_IPS;
+import static io.nftproxy.proxy.render.TableNames.SERVICE_NODEPORTS;
 
 import java.net.InetAddress;
 import java.util.ArrayList;

@@ -1,22 +1,22 @@
 package io.nftproxy.proxy.trace;
 
-import static io.nftproxy.proxy.render.NftRenderer.CLUSTER_IP_PORTS;
-import static io.nftproxy.proxy.render.NftRenderer.EXTERNAL_MASQ;
-import static io.nftproxy.proxy.render.NftRenderer.FIREWALL_ALLOW;
-import static io.nftproxy.proxy.render.NftRenderer.FIREWALL_IPS;
-import static io.nftproxy.proxy.render.NftRenderer.LOCAL_IPS;
-import static io.nftproxy.proxy.render.NftRenderer.LOCAL_NODEPORTS;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_CHAINS;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_MASQ;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_DROP;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_ENDPOINT_REJECT;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT;
-import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_DROP;
-import static io.nftproxy.proxy.render.NftRenderer.NO_ENDPOINT_REJECT;
-import static io.nftproxy.proxy.render.NftRenderer.NO_LOCAL_ENDPOINT;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_CHAINS;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_IPS;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_NODEPORTS;
+import static io.nftproxy.proxy.render.TableNames.CLUSTER_IP_PORTS;
+import static io.nftproxy.proxy.render.TableNames.EXTERNAL_MASQ;
+import static io.nftproxy.proxy.render.TableNames.FIREWALL_ALLOW;
+import static io.nftproxy.proxy.render.TableNames.FIREWALL_IPS;
+import static io.nftproxy.proxy.render.TableNames.LOCAL_IPS;
+import static io.nftproxy.proxy.render.TableNames.LOCAL_NODEPORTS;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_CHAINS;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_MASQ;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_ENDPOINT_DROP;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_LOCAL_ENDPOINT;
+import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_DROP;
+import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_REJECT;
+import static io.nftproxy.proxy.render.TableNames.NO_LOCAL_ENDPOINT;
+import static io.nftproxy.proxy.render.TableNames.SERVICE_CHAINS;
+import static io.nftproxy.proxy.render.TableNames.SERVICE_IPS;
+import static io.nftproxy.proxy.render.TableNames.SERVICE_NODEPORTS;
 
 import java.math.BigInteger;
 import java.net.InetAddress;
@@ -31,6 +31,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.CountedElement;
 import io.nftproxy.netlink.nft.CounterReader;
@@ -211,7 +212,7 @@ public final class KernelServiceView {
             if (policyLocal) {
                 facts.add("externalTrafficPolicy Local: from outside, " + picked(key, ip, true, "endpoints on this node")
                         + counted(ip ? LOCAL_IPS : LOCAL_NODEPORTS, key, "new connections counted"));
-                SetElement toBlock = find(ip ? NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS : NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS, key);
+                SetElement toBlock = find(ip ? TableNames.IP_EXTERNAL_LOCAL_BLOCKS : TableNames.NODEPORT_EXTERNAL_LOCAL_BLOCKS, key);
                 int block = toBlock != null && toBlock.data() instanceof Verdict v
                         ? Names.tree(ip, false).blockOfRoot(Generation.original(v.chain())) : -1;
                 facts.add("from this node and its pods, " + picked(key, ip, false, "endpoints", Math.max(block, 0)));
@@ -251,7 +252,7 @@ public final class KernelServiceView {
         private boolean clusterIpsMasqueraded() throws NftException {
             if (clusterIpRule == null) {
                 clusterIpRule = false;
-                for (Rule r : kernel.listRules(f.nft(), table, g.chain(NftRenderer.SERVICES))) {
+                for (Rule r : kernel.listRules(f.nft(), table, g.chain(TableNames.SERVICES))) {
                     for (Expr x : r.exprs()) {
                         if (x instanceof Lookup l && Generation.original(l.set()).equals(CLUSTER_IP_PORTS)) {
                             clusterIpRule = true;
@@ -314,7 +315,7 @@ public final class KernelServiceView {
         /** The source ranges a load-balancer IP port lets in: "first-last" per range of its shard's interval set. */
         private List<String> ranges(Bytes key, InetAddress lbIP) throws NftException {
             List<String> out = new ArrayList<>();
-            for (SetElement e : elements(FIREWALL_ALLOW + NftRenderer.firewallShard(lbIP))) {
+            for (SetElement e : elements(FIREWALL_ALLOW + TableNames.firewallShard(lbIP))) {
                 if (e.key().length() <= key.length() || !e.key().slice(0, key.length()).equals(key)) {
                     continue;
                 }

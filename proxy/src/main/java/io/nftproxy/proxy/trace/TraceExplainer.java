@@ -1,10 +1,10 @@
 package io.nftproxy.proxy.trace;
 
-import static io.nftproxy.proxy.render.NftRenderer.CLUSTER_IPS_CHECK;
-import static io.nftproxy.proxy.render.NftRenderer.FIREWALL_SHARD;
-import static io.nftproxy.proxy.render.NftRenderer.MARK_FOR_MASQUERADE;
-import static io.nftproxy.proxy.render.NftRenderer.NODEPORT_ENDPOINTS_UNSERVED;
-import static io.nftproxy.proxy.render.NftRenderer.SERVICE_ENDPOINTS_UNSERVED;
+import static io.nftproxy.proxy.render.TableNames.CLUSTER_IPS_CHECK;
+import static io.nftproxy.proxy.render.TableNames.FIREWALL_SHARD;
+import static io.nftproxy.proxy.render.TableNames.MARK_FOR_MASQUERADE;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_ENDPOINTS_UNSERVED;
+import static io.nftproxy.proxy.render.TableNames.SERVICE_ENDPOINTS_UNSERVED;
 
 import java.net.InetAddress;
 import java.util.ArrayList;

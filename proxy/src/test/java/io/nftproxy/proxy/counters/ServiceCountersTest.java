@@ -14,6 +14,8 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.proxy.render.CountedSets;
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.CountedElement;
 import io.nftproxy.netlink.nft.CounterReader;
@@ -91,34 +93,34 @@ class ServiceCountersTest {
                 Endpoint.ready(ip("fd00:244::2"), 8080, "node-b"), Endpoint.ready(ip("10.244.1.3"), 8080, "node-b"));
         ProxyState s1 = state(two);
         syncer.sync(s1, null);
-        ServiceCounters counters = new ServiceCounters(fake, "nftproxy", NftRenderer.countedSets(CFG), null);
+        ServiceCounters counters = new ServiceCounters(fake, "nftproxy", CountedSets.countedSets(CFG), null);
         counters.attributeWith(s1);
 
         int tcp = Protocol.TCP.number();
         Bytes webV4 = MapKeys.frontend(ip("10.96.0.10"), tcp, 80);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, webV4, 4, 240);
+        fake.count(Family.IP, "nftproxy", TableNames.SERVICE_IPS, webV4, 4, 240);
         fake.count(Family.IP, "nftproxy", "service-endpoints-1-8", endpointIndex(webV4, 0), 3, 180);
         fake.count(Family.IP, "nftproxy", "service-endpoints-1-8", endpointIndex(webV4, 1), 1, 60);
         Bytes webV6 = MapKeys.frontend(ip("fd00:96::10"), tcp, 80);
-        fake.count(Family.IP6, "nftproxy", NftRenderer.SERVICE_IPS, webV6, 2, 160);
+        fake.count(Family.IP6, "nftproxy", TableNames.SERVICE_IPS, webV6, 2, 160);
         fake.count(Family.IP6, "nftproxy", "service-endpoints-1-8", endpointIndex(webV6, 0), 2, 160);
         Bytes webNodePort = MapKeys.nodePort(tcp, 30080);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_NODEPORTS, webNodePort, 5, 300);
+        fake.count(Family.IP, "nftproxy", TableNames.SERVICE_NODEPORTS, webNodePort, 5, 300);
         fake.count(Family.IP, "nftproxy", "nodeport-endpoints-1-8", endpointIndex(webNodePort, 1), 5, 300);
         // sticky (affinity) is data as web is: its frontend and its endpoint by index count.
         Bytes stickyV4 = MapKeys.frontend(ip("10.96.0.12"), 17, 53);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, stickyV4, 7, 0);
+        fake.count(Family.IP, "nftproxy", TableNames.SERVICE_IPS, stickyV4, 7, 0);
         fake.count(Family.IP, "nftproxy", "service-endpoints-1-8", endpointIndex(stickyV4, 0), 7, 0);
-        fake.count(Family.IP, "nftproxy", NftRenderer.NO_ENDPOINT_REJECT, MapKeys.frontend(ip("10.96.0.11"), tcp, 80), 2, 0);
-        fake.count(Family.IP, "nftproxy", NftRenderer.NODEPORT_NO_ENDPOINT_REJECT, MapKeys.nodePort(tcp, 30081), 1, 0);
+        fake.count(Family.IP, "nftproxy", TableNames.NO_ENDPOINT_REJECT, MapKeys.frontend(ip("10.96.0.11"), tcp, 80), 2, 0);
+        fake.count(Family.IP, "nftproxy", TableNames.NODEPORT_NO_ENDPOINT_REJECT, MapKeys.nodePort(tcp, 30081), 1, 0);
         // local's NodePort goes to the shared external chain, which drops what is not from this
         // node or its pods (nothing local) by a lookup of the port in the set that counts that.
-        fake.count(Family.IP, "nftproxy", NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT, MapKeys.nodePort(tcp, 30082), 3, 0);
+        fake.count(Family.IP, "nftproxy", TableNames.NODEPORT_NO_LOCAL_ENDPOINT, MapKeys.nodePort(tcp, 30082), 3, 0);
         // big-local's external chain counts its drop as the endpoint "unspecified address, port 0",
         // and its cluster chain each endpoint it picks.
-        fake.count(Family.IP, "nftproxy", NftRenderer.CHAIN_ENDPOINTS,
+        fake.count(Family.IP, "nftproxy", TableNames.CHAIN_ENDPOINTS,
                 MapKeys.chainEndpoint(ip("10.96.0.14"), tcp, 80, ip("0.0.0.0"), 0), 2, 0);
-        fake.count(Family.IP, "nftproxy", NftRenderer.CHAIN_ENDPOINTS,
+        fake.count(Family.IP, "nftproxy", TableNames.CHAIN_ENDPOINTS,
                 MapKeys.chainEndpoint(ip("10.96.0.14"), tcp, 80, ip("10.244.2.7"), 8080), 4, 0);
 
         Map<CounterSeries, Long> t = counters.read();
@@ -139,7 +141,7 @@ class ServiceCountersTest {
         ProxyState s2 = state(two.subList(1, 3));
         syncer.sync(s2, Set.of(WEB));
         counters.attributeWith(s2);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, webV4, 1, 60);
+        fake.count(Family.IP, "nftproxy", TableNames.SERVICE_IPS, webV4, 1, 60);
         Map<CounterSeries, Long> t2 = counters.read();
         assertTrue(t2.get(new CounterSeries(Kind.CONNECTIONS, WEB, null)) >= 12L, t2.toString());
         assertEquals(3L, t2.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, WEB, "10.244.1.2:8080")),
@@ -162,9 +164,9 @@ class ServiceCountersTest {
                 throw new NftException("dumping " + set, 1, null);
             }
             return fake.countedElements(f, table, set);
-        }, "nftproxy", NftRenderer.countedSets(CFG), null);
+        }, "nftproxy", CountedSets.countedSets(CFG), null);
         counters.attributeWith(s);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, MapKeys.frontend(ip("10.96.0.10"), 6, 80), 4, 0);
+        fake.count(Family.IP, "nftproxy", TableNames.SERVICE_IPS, MapKeys.frontend(ip("10.96.0.10"), 6, 80), 4, 0);
         assertEquals(4L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)));
         fail[0] = true;
         assertEquals(4L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)));
@@ -184,7 +186,7 @@ class ServiceCountersTest {
         assertThrows(IllegalArgumentException.class, () -> fake.count(Family.IP, "nftproxy", "service-endpoints-1-8",
                 endpointIndex(webV4, 0), 1, 0), "the endpoint maps carry no counter");
         assertEquals(List.of(MapKeys.chainEndpoint(ip("10.96.0.14"), tcp, 80, ip("0.0.0.0"), 0)),
-                fake.listElements(Family.IP, "nftproxy", NftRenderer.CHAIN_ENDPOINTS).stream().map(e -> e.key()).toList(),
+                fake.listElements(Family.IP, "nftproxy", TableNames.CHAIN_ENDPOINTS).stream().map(e -> e.key()).toList(),
                 "the chains count their drop, no endpoint");
 
         // Every set read by key (from one element on), with the keys the syncer holds; one of
@@ -217,18 +219,18 @@ class ServiceCountersTest {
                 return fake.countedElements(f, table, set, keys);
             }
         };
-        ServiceCounters counters = new ServiceCounters(reader, "nftproxy", NftRenderer.countedSets(SERVICES_ONLY), held, 1);
+        ServiceCounters counters = new ServiceCounters(reader, "nftproxy", CountedSets.countedSets(SERVICES_ONLY), held, 1);
         counters.attributeWith(s);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, webV4, 4, 0);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_NODEPORTS, MapKeys.nodePort(tcp, 30080), 2, 0);
-        fake.count(Family.IP, "nftproxy", NftRenderer.NO_ENDPOINT_REJECT, MapKeys.frontend(ip("10.96.0.11"), tcp, 80), 1, 0);
+        fake.count(Family.IP, "nftproxy", TableNames.SERVICE_IPS, webV4, 4, 0);
+        fake.count(Family.IP, "nftproxy", TableNames.SERVICE_NODEPORTS, MapKeys.nodePort(tcp, 30080), 2, 0);
+        fake.count(Family.IP, "nftproxy", TableNames.NO_ENDPOINT_REJECT, MapKeys.frontend(ip("10.96.0.11"), tcp, 80), 1, 0);
         Map<CounterSeries, Long> t = counters.read();
         assertEquals(6L, t.get(new CounterSeries(Kind.CONNECTIONS, WEB, null)), "its ClusterIP and its NodePort");
         assertEquals(1L, t.get(new CounterSeries(Kind.REJECTED, EMPTY, null)));
         assertTrue(t.keySet().stream().noneMatch(x -> x.kind() == Kind.ENDPOINT_CONNECTIONS), t.toString());
-        assertTrue(byKey.contains("ip " + NftRenderer.SERVICE_IPS) && byKey.contains("ip6 " + NftRenderer.NO_ENDPOINT_REJECT),
+        assertTrue(byKey.contains("ip " + TableNames.SERVICE_IPS) && byKey.contains("ip6 " + TableNames.NO_ENDPOINT_REJECT),
                 "web has no IPv6 endpoint: " + byKey);
-        assertFalse(byKey.contains("ip " + NftRenderer.NO_LOCAL_ENDPOINT), "a set we hold nothing in is not read: " + byKey);
+        assertFalse(byKey.contains("ip " + TableNames.NO_LOCAL_ENDPOINT), "a set we hold nothing in is not read: " + byKey);
         String text = exposition(counters);
         assertFalse(text.contains("nftproxy_endpoint_connections"), text);
         assertTrue(text.contains("nftproxy_service_connections_total{namespace=\"ns\",service=\"web\",port=\"http\","
@@ -249,18 +251,18 @@ class ServiceCountersTest {
         Syncer syncer = new Syncer(fake, new NftRenderer(CFG), "nftproxy");
         ProxyState s = state(List.of(Endpoint.ready(ip("10.244.1.2"), 8080, "node-b")));
         syncer.sync(s, null);
-        ServiceCounters counters = new ServiceCounters(fake, "nftproxy", NftRenderer.countedSets(CFG),
+        ServiceCounters counters = new ServiceCounters(fake, "nftproxy", CountedSets.countedSets(CFG),
                 ServiceCounters.HeldElements.of(syncer));
         counters.attributeWith(s);
         Bytes web = MapKeys.frontend(ip("10.96.0.10"), 6, 80);
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 5, 0);
+        fake.count(Family.IP, "nftproxy", TableNames.SERVICE_IPS, web, 5, 0);
         assertEquals(5L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)));
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 3, 0); // between the scrape and the sync
+        fake.count(Family.IP, "nftproxy", TableNames.SERVICE_IPS, web, 3, 0); // between the scrape and the sync
         // The hourly re-assertion adds every element again, which leaves the kernel's elements
         // (and their counts) as they are.
         SyncResult reasserted = syncer.sync(s, null);
         assertFalse(reasserted.elementsRecreated());
-        fake.count(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS, web, 9, 0);
+        fake.count(Family.IP, "nftproxy", TableNames.SERVICE_IPS, web, 9, 0);
         assertEquals(17L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)),
                 "5 + 3 + 9, counted on across the re-assertion");
         // A rebuild creates every element anew: their counts start over, and what was last read is carried.
@@ -271,7 +273,7 @@ class ServiceCountersTest {
         // The rebuild wrote the table beside the one in use, under the other generation's names.
         assertEquals(Generation.SECOND, syncer.generation());
         counters.recreated();
-        fake.count(Family.IP, "nftproxy", Generation.SECOND.set(NftRenderer.SERVICE_IPS), web, 4, 0);
+        fake.count(Family.IP, "nftproxy", Generation.SECOND.set(TableNames.SERVICE_IPS), web, 4, 0);
         assertEquals(21L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)), "17 carried + 4 after the rebuild");
     }
 }

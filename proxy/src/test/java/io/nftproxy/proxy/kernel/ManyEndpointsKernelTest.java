@@ -13,6 +13,7 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
@@ -150,7 +151,7 @@ class ManyEndpointsKernelTest {
             String chains = topo.node.exec("nft", "list", "chains", "ip");
             assertFalse(chains.contains("svc-"), "no chain of its own: " + chains);
             assertTrue(chains.contains("chain ip-pick-1025-1152 "), chains);
-            String verdicts = topo.node.exec("nft", "list", "map", "ip", "nftproxy", NftRenderer.SERVICE_CHAINS);
+            String verdicts = topo.node.exec("nft", "list", "map", "ip", "nftproxy", TableNames.SERVICE_CHAINS);
             assertTrue(verdicts.contains("10.96.0.50 . tcp . 80") && verdicts.contains("goto ip-pick-1025-1152"), verdicts);
             Set<String> seen = answers(topo, client, "10.96.0.50", 80, 60, k);
             assertTrue(seen.size() >= 40, "60 connections spread over " + k + " endpoints: " + seen.size());
@@ -165,7 +166,7 @@ class ManyEndpointsKernelTest {
             // Into the next block: its tree, then the verdict; the old block's goes after the
             // elements kept for connections crossing the change.
             syncer.sync(state(most), Set.of(ID));
-            verdicts = topo.node.exec("nft", "list", "map", "ip", "nftproxy", NftRenderer.SERVICE_CHAINS);
+            verdicts = topo.node.exec("nft", "list", "map", "ip", "nftproxy", TableNames.SERVICE_CHAINS);
             assertTrue(verdicts.contains("goto ip-pick-1153-1280"), verdicts);
             answers(topo, client, "10.96.0.50", 80, 20, most);
             now[0] += Transitions.GRACE.toNanos();
@@ -182,7 +183,7 @@ class ManyEndpointsKernelTest {
             now[0] += 2 * Transitions.GRACE.toNanos();
             syncer.sync(state(fewer), Set.of());
             assertTrue(sets(topo).contains("set ip-count-block-7 "), sets(topo));
-            assertFalse(sets(topo).contains(NftRenderer.SERVICE_CHAINS), sets(topo));
+            assertFalse(sets(topo).contains(TableNames.SERVICE_CHAINS), sets(topo));
             answers(topo, client, "10.96.0.50", 80, 20, fewer);
         }
     }
@@ -210,7 +211,7 @@ class ManyEndpointsKernelTest {
             new Syncer(nft, new NftRenderer(cfg), "nftproxy").sync(new ProxyState(Map.of(id, svc), Map.of(id, eps),
                     NodeInfo.named("node-a")), null);
             assertFalse(topo.node.exec("nft", "list", "chains", "ip").contains("svc-"), "no chain of its own");
-            String blocks = topo.node.exec("nft", "list", "map", "ip", "nftproxy", NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS);
+            String blocks = topo.node.exec("nft", "list", "map", "ip", "nftproxy", TableNames.NODEPORT_EXTERNAL_LOCAL_BLOCKS);
             assertTrue(blocks.contains("tcp . 30052") && blocks.contains("goto nodeport-pick-1025-1152"), blocks);
 
             for (int i = 0; i < 20; i++) {

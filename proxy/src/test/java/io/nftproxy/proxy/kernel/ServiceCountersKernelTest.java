@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.nftproxy.proxy.render.CountedSets;
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.config.ProxyConfig;
@@ -188,7 +190,7 @@ class ServiceCountersKernelTest {
 
             // nft, as a witness: the frontends' set counts, the endpoint maps do not.
             String listed = topo.node.exec("nft", "list", "table", "ip", cfg.table());
-            assertTrue(declaration(listed, "set " + NftRenderer.SERVICE_IPS).contains("counter"), listed);
+            assertTrue(declaration(listed, "set " + TableNames.SERVICE_IPS).contains("counter"), listed);
             String map = declaration(listed, "map service-endpoints-1-8");
             assertTrue(!map.isEmpty() && !map.contains("counter"), map);
         }
@@ -206,7 +208,7 @@ class ServiceCountersKernelTest {
     }
 
     private static Map<CounterSeries, Long> read(NftClient nft, ProxyConfig cfg, Syncer syncer, int byKeyFrom, ProxyState s) {
-        ServiceCounters c = new ServiceCounters(nft, cfg.table(), NftRenderer.countedSets(cfg),
+        ServiceCounters c = new ServiceCounters(nft, cfg.table(), CountedSets.countedSets(cfg),
                 ServiceCounters.HeldElements.of(syncer), byKeyFrom);
         c.attributeWith(s);
         return c.read();

@@ -12,6 +12,7 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
@@ -52,7 +53,7 @@ class SourceRangesKernelTest {
 
     /** The shard of the load-balancer IP's ranges: its last byte, 40. */
     static String allowed(Topology topo) throws Exception {
-        return topo.node.exec("nft", "list", "set", "ip", "nftproxy", NftRenderer.FIREWALL_ALLOW + 40);
+        return topo.node.exec("nft", "list", "set", "ip", "nftproxy", TableNames.FIREWALL_ALLOW + 40);
     }
 
     @Test
@@ -85,9 +86,9 @@ class SourceRangesKernelTest {
             SyncResult gone = syncer.sync(state(), Set.of(ID));
             assertTrue(gone.changedChains() > 0, "the shard's chain and the check went");
             String chains = topo.node.exec("nft", "list", "chains", "ip");
-            assertFalse(chains.contains("firewall-shard-40") || chains.contains(NftRenderer.FIREWALL_CHECK), chains);
-            assertFalse(topo.node.exec("nft", "list", "sets", "ip").contains(NftRenderer.FIREWALL_ALLOW + 40));
-            assertFalse(topo.node.exec("nft", "list", "set", "ip", "nftproxy", NftRenderer.FIREWALL_IPS).contains(LB_IP));
+            assertFalse(chains.contains("firewall-shard-40") || chains.contains(TableNames.FIREWALL_CHECK), chains);
+            assertFalse(topo.node.exec("nft", "list", "sets", "ip").contains(TableNames.FIREWALL_ALLOW + 40));
+            assertFalse(topo.node.exec("nft", "list", "set", "ip", "nftproxy", TableNames.FIREWALL_IPS).contains(LB_IP));
         }
     }
 }

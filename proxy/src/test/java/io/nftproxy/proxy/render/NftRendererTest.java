@@ -19,6 +19,8 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.proxy.render.CountedSets;
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.DataType;
@@ -101,8 +103,8 @@ class NftRendererTest {
         Fragment f = r.service(IpFamily.V4, svc("web", "10.96.0.10", 30080, false, 0), eps(4, "node-b"), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: changing it never changes a rule");
         assertTrue(f.sets().isEmpty(), "no set of its own");
-        assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, NftRenderer.SERVICE_IPS));
-        assertEquals(1, f.elements().get(NftRenderer.SERVICE_NODEPORTS).size());
+        assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, TableNames.SERVICE_IPS));
+        assertEquals(1, f.elements().get(TableNames.SERVICE_NODEPORTS).size());
         // Four endpoints: 4 - 1 = 0b11, bits 0 and 1, for the IP port and the NodePort.
         assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, "ip-count-bit-0"));
         assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, "ip-count-bit-1"));
@@ -123,8 +125,8 @@ class NftRendererTest {
                     ((Data.Value) members.get(i).data()).bytes());
         }
         assertEquals(4, f.elements().get("nodeport-endpoints-1-8").size());
-        assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, NftRenderer.CLUSTER_IP_PORTS));
-        assertEquals(1, f.elements().get(NftRenderer.NODEPORT_MASQ).size(), "eTP Cluster NodePorts are masqueraded");
+        assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(f, TableNames.CLUSTER_IP_PORTS));
+        assertEquals(1, f.elements().get(TableNames.NODEPORT_MASQ).size(), "eTP Cluster NodePorts are masqueraded");
     }
 
     static List<String> keys(Fragment f, String set) {
@@ -236,7 +238,7 @@ class NftRendererTest {
         assertEquals(16, lookups.get("ip-sticky-endpoints-9-16"), "the 16 slots of the sticky port's numbers");
         assertEquals(NftRenderer.MAX_SHARED_PICK, lookups.get("service-endpoints-129-256"), "the block's leaves");
         for (String map : g.sets().keySet()) {
-            if (NftRenderer.endpointMapBase(map) != null) {
+            if (TableNames.endpointMapBase(map) != null) {
                 assertTrue(lookups.get(map) <= NftRenderer.MAX_SHARED_PICK / 2 + NftRenderer.MAX_SHARED_PICK, map + ": " + lookups.get(map));
             }
         }
@@ -245,13 +247,13 @@ class NftRendererTest {
         assertFalse(g.chains().containsKey("ip-pick-17-32"), "nor its leaves and the chains to them");
         assertFalse(g.chains().containsKey("ip-pick-33-64"));
         assertTrue(g.chains().containsKey("ip-pick-9-16") && g.chains().containsKey("ip-pick-1-8"));
-        assertEquals(NftRenderer.SERVICE_ENDPOINTS, NftRenderer.endpointMapBase("service-endpoints-1-8"));
-        assertEquals(null, NftRenderer.endpointMapBase("service-endpoints-1-1"));
-        assertEquals(NftRenderer.NODEPORT_LOCAL_ENDPOINTS, NftRenderer.endpointMapBase("nodeport-local-endpoints-897-1024"));
-        assertEquals(NftRenderer.SERVICE_ENDPOINTS, NftRenderer.endpointMapBase("ip-sticky-endpoints-1-8"),
+        assertEquals(TableNames.SERVICE_ENDPOINTS, TableNames.endpointMapBase("service-endpoints-1-8"));
+        assertEquals(null, TableNames.endpointMapBase("service-endpoints-1-1"));
+        assertEquals(TableNames.NODEPORT_LOCAL_ENDPOINTS, TableNames.endpointMapBase("nodeport-local-endpoints-897-1024"));
+        assertEquals(TableNames.SERVICE_ENDPOINTS, TableNames.endpointMapBase("ip-sticky-endpoints-1-8"),
                 "a connection sent to a remembered endpoint counts as one drawn");
-        assertEquals(null, NftRenderer.endpointMapBase(NftRenderer.SERVICE_ENDPOINTS_CHECK));
-        assertTrue(NftRenderer.endpointCountedSets().contains("nodeport-endpoints-65-128"), "endpoint counters read every endpoint map");
+        assertEquals(null, TableNames.endpointMapBase(TableNames.SERVICE_ENDPOINTS_CHECK));
+        assertTrue(CountedSets.endpointCountedSets().contains("nodeport-endpoints-65-128"), "endpoint counters read every endpoint map");
 
         // A port's endpoints are in its count's map; past the bucket they move to the next one.
         Fragment sixteen = r.service(IpFamily.V4, ten, manyEps(16), NODE);
@@ -312,15 +314,15 @@ class NftRendererTest {
         Fragment f = r.service(IpFamily.V4, big, manyEps(k), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
         assertEquals(Set.of("service-endpoints-1025-1152", "nodeport-endpoints-1025-1152", "service-endpoints-1-8",
-                "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport", NftRenderer.SERVICE_CHAINS, NftRenderer.NODEPORT_CHAINS,
-                NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS), f.demands(),
+                "nodeport-endpoints-1-8", "tree:ip", "tree:nodeport", TableNames.SERVICE_CHAINS, TableNames.NODEPORT_CHAINS,
+                TableNames.NODEPORT_EXTERNAL_LOCAL_BLOCKS), f.demands(),
                 "its blocks' maps, the verdict maps (the NodePort's in the external chain's too), the trees and their smallest bucket");
-        assertEquals(List.of("10.96.0.20 . tcp . 80"), keys(f, NftRenderer.SERVICE_CHAINS));
+        assertEquals(List.of("10.96.0.20 . tcp . 80"), keys(f, TableNames.SERVICE_CHAINS));
         assertEquals(List.of(Verdict.goTo("ip-pick-1025-1152")),
-                f.elements().get(NftRenderer.SERVICE_CHAINS).stream().map(SetElement::data).toList());
+                f.elements().get(TableNames.SERVICE_CHAINS).stream().map(SetElement::data).toList());
         assertEquals(List.of(Verdict.goTo("nodeport-pick-1025-1152")),
-                f.elements().get(NftRenderer.NODEPORT_CHAINS).stream().map(SetElement::data).toList());
-        assertTrue(keys(f, NftRenderer.SERVICE_IPS).contains("10.96.0.20 . tcp . 80"), "among the frontends services sends on");
+                f.elements().get(TableNames.NODEPORT_CHAINS).stream().map(SetElement::data).toList());
+        assertTrue(keys(f, TableNames.SERVICE_IPS).contains("10.96.0.20 . tcp . 80"), "among the frontends services sends on");
         assertFalse(f.elements().keySet().stream().anyMatch(set -> set.contains("-count-block-")), "in no block set");
         for (int bit = 0; bit < 7; bit++) {
             assertEquals((75 & 1 << bit) != 0, keys(f, "ip-count-bit-" + bit).contains("10.96.0.20 . tcp . 80"), "bit " + bit);
@@ -334,7 +336,7 @@ class NftRendererTest {
             Matcher m = Pattern.compile("^ip-pick-(\\d+)-(\\d+)$").matcher(c);
             return m.find() && Integer.parseInt(m.group(1)) > 1024;
         }).count(), "the block's whole tree");
-        assertTrue(body(g, "services").stream().anyMatch(x -> x.contains("vmap @" + NftRenderer.SERVICE_CHAINS)), String.valueOf(body(g, "services")));
+        assertTrue(body(g, "services").stream().anyMatch(x -> x.contains("vmap @" + TableNames.SERVICE_CHAINS)), String.valueOf(body(g, "services")));
         Set<String> in = new HashSet<>(f.demands());
         for (String kind : List.of("ip", "nodeport")) {
             Predicate<String> member = set -> in.contains(set)
@@ -375,23 +377,23 @@ class NftRendererTest {
                 .nodePort(30020).externalPolicyLocal(true).build();
         Fragment f = r.service(IpFamily.V4, local, eps, NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
-        assertEquals(List.of("10.96.0.20 . tcp . 80", "198.51.100.20 . tcp . 80"), keys(f, NftRenderer.SERVICE_CHAINS),
+        assertEquals(List.of("10.96.0.20 . tcp . 80", "198.51.100.20 . tcp . 80"), keys(f, TableNames.SERVICE_CHAINS),
                 "the ClusterIP, plain, and the external IP (asked for after local-ips: for a flip of the policy)");
         assertEquals(List.of(Verdict.goTo("ip-pick-1025-1152"), Verdict.goTo("ip-pick-1025-1152")),
-                f.elements().get(NftRenderer.SERVICE_CHAINS).stream().map(SetElement::data).toList());
-        assertEquals(List.of("198.51.100.20 . tcp . 80"), keys(f, NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS));
+                f.elements().get(TableNames.SERVICE_CHAINS).stream().map(SetElement::data).toList());
+        assertEquals(List.of("198.51.100.20 . tcp . 80"), keys(f, TableNames.IP_EXTERNAL_LOCAL_BLOCKS));
         assertEquals(List.of(Verdict.goTo("ip-pick-1025-1152")),
-                f.elements().get(NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS).stream().map(SetElement::data).toList());
+                f.elements().get(TableNames.IP_EXTERNAL_LOCAL_BLOCKS).stream().map(SetElement::data).toList());
         assertEquals(List.of(Verdict.goTo("nodeport-pick-1025-1152")),
-                f.elements().get(NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS).stream().map(SetElement::data).toList());
-        assertEquals(List.of("198.51.100.20 . tcp . 80"), keys(f, NftRenderer.LOCAL_IPS));
+                f.elements().get(TableNames.NODEPORT_EXTERNAL_LOCAL_BLOCKS).stream().map(SetElement::data).toList());
+        assertEquals(List.of("198.51.100.20 . tcp . 80"), keys(f, TableNames.LOCAL_IPS));
         assertEquals(3, f.elements().get("local-endpoints-1-8").stream()
                 .filter(e -> e.key().slice(0, 4).equals(Bytes.ip("198.51.100.20"))).count(), "this node's three");
         assertEquals(2 * k, f.elements().get("service-endpoints-1025-1152").size(), "the ClusterIP's and the external IP's");
 
         ProxyState st = new ProxyState(Map.of(local.id(), local), Map.of(local.id(), eps), NODE);
         Fragment g = r.globals(IpFamily.V4, st);
-        List<String> external = body(g, NftRenderer.IP_EXTERNAL_LOCAL);
+        List<String> external = body(g, TableNames.IP_EXTERNAL_LOCAL);
         int toBlock = -1;
         int toRoot = -1;
         for (int i = 0; i < external.size(); i++) {
@@ -405,7 +407,7 @@ class NftRendererTest {
         assertTrue(toBlock >= 0 && toBlock < toRoot, "pods to the block before the root: " + external);
         assertTrue(external.stream().anyMatch(x -> x.startsWith("fib saddr type local ip daddr . meta l4proto . th dport vmap")),
                 "the node too: " + external);
-        assertTrue(body(g, NftRenderer.NODEPORT_EXTERNAL_LOCAL).stream().anyMatch(x -> x.contains("vmap @nodeport-external-local-blocks")));
+        assertTrue(body(g, TableNames.NODEPORT_EXTERNAL_LOCAL).stream().anyMatch(x -> x.contains("vmap @nodeport-external-local-blocks")));
         assertTrue(g.chains().containsKey("ip-pick-1025-1152"));
 
         List<Endpoint> allHere = new ArrayList<>();
@@ -415,7 +417,7 @@ class NftRendererTest {
         assertFalse(r.service(IpFamily.V4, local, allHere, NODE).chains().isEmpty(), "past 1,024 on this node: chains of its own");
         ServicePort plain = ServicePort.builder(local.id(), 80).clusterIPs(local.clusterIPs()).build();
         Fragment none = r.globals(IpFamily.V4, new ProxyState(Map.of(plain.id(), plain), Map.of(plain.id(), eps), NODE));
-        assertFalse(none.sets().containsKey(NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS), "only while some frontend is in it: "
+        assertFalse(none.sets().containsKey(TableNames.IP_EXTERNAL_LOCAL_BLOCKS), "only while some frontend is in it: "
                 + "a ClusterIP is none");
     }
 
@@ -492,36 +494,36 @@ class NftRendererTest {
         NftRenderer r = new NftRenderer(CFG);
         ServicePort web = svc("web", "10.96.0.10", 30080, true, 0);
         Fragment g = r.globals(IpFamily.V4, new ProxyState(Map.of(web.id(), web), Map.of(web.id(), eps(3, "node-a")), NODE));
-        for (String chain : List.of(NftRenderer.SERVICES, NftRenderer.NODEPORT_ENDPOINTS_CHECK)) {
+        for (String chain : List.of(TableNames.SERVICES, TableNames.NODEPORT_ENDPOINTS_CHECK)) {
             for (String rule : body(g, chain)) {
                 if (rule.contains("fib daddr")) {
                     assertTrue(rule.matches("meta l4proto \\. th dport @[a-z-]+ fib daddr type local .*"), chain + ": " + rule);
                 }
             }
         }
-        assertFalse(g.sets().containsKey(NftRenderer.SERVICE_CHAINS) || g.sets().containsKey(NftRenderer.NODEPORT_CHAINS),
+        assertFalse(g.sets().containsKey(TableNames.SERVICE_CHAINS) || g.sets().containsKey(TableNames.NODEPORT_CHAINS),
                 "no service with chains of its own: no verdict map to them");
-        assertTrue(body(g, NftRenderer.SERVICES).stream().noneMatch(x -> x.contains("vmap")), body(g, NftRenderer.SERVICES).toString());
+        assertTrue(body(g, TableNames.SERVICES).stream().noneMatch(x -> x.contains("vmap")), body(g, TableNames.SERVICES).toString());
         // The endpoint checks: one lookup, then the chain that tells reject from drop for the frontends in it.
         assertEquals(List.of("ip daddr . meta l4proto . th dport @unserved-ips goto service-endpoints-unserved"),
-                body(g, NftRenderer.SERVICE_ENDPOINTS_CHECK));
+                body(g, TableNames.SERVICE_ENDPOINTS_CHECK));
         assertEquals(List.of("meta l4proto . th dport @unserved-nodeports fib daddr type local ip daddr @nodeport-addresses"
-                + " goto nodeport-endpoints-unserved"), body(g, NftRenderer.NODEPORT_ENDPOINTS_CHECK));
+                + " goto nodeport-endpoints-unserved"), body(g, TableNames.NODEPORT_ENDPOINTS_CHECK));
         assertEquals(List.of("meta l4proto . th dport @nodeport-no-endpoint-reject reject with icmp type port-unreachable",
-                "meta l4proto . th dport @nodeport-no-endpoint-drop drop"), body(g, NftRenderer.NODEPORT_ENDPOINTS_UNSERVED));
+                "meta l4proto . th dport @nodeport-no-endpoint-drop drop"), body(g, TableNames.NODEPORT_ENDPOINTS_UNSERVED));
         Fragment none = r.service(IpFamily.V4, web, List.of(), NODE);
-        assertEquals(keys(none, NftRenderer.NO_ENDPOINT_REJECT), keys(none, NftRenderer.UNSERVED_IPS), "a rejected frontend is unserved");
-        assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(none, NftRenderer.UNSERVED_IPS));
-        assertEquals(1, none.elements().get(NftRenderer.UNSERVED_NODEPORTS).size());
+        assertEquals(keys(none, TableNames.NO_ENDPOINT_REJECT), keys(none, TableNames.UNSERVED_IPS), "a rejected frontend is unserved");
+        assertEquals(List.of("10.96.0.10 . tcp . 80"), keys(none, TableNames.UNSERVED_IPS));
+        assertEquals(1, none.elements().get(TableNames.UNSERVED_NODEPORTS).size());
 
         ServicePort big = svc("big", "10.96.0.11", 30081, false, 0);
         ProxyState both = new ProxyState(Map.of(web.id(), web, big.id(), big),
                 Map.of(web.id(), eps(3, "node-a"), big.id(), manyEps(NftRenderer.MAX_PLAIN_PICK + 1)), NODE);
         Fragment h = r.globals(IpFamily.V4, both);
-        assertTrue(h.sets().containsKey(NftRenderer.SERVICE_CHAINS) && h.sets().containsKey(NftRenderer.NODEPORT_CHAINS));
+        assertTrue(h.sets().containsKey(TableNames.SERVICE_CHAINS) && h.sets().containsKey(TableNames.NODEPORT_CHAINS));
         assertEquals(List.of("ip daddr . meta l4proto . th dport vmap @service-chains",
                         "fib daddr type local ip daddr @nodeport-addresses meta l4proto . th dport vmap @nodeport-chains"),
-                body(h, NftRenderer.SERVICES).stream().filter(x -> x.contains("vmap")).toList(),
+                body(h, TableNames.SERVICES).stream().filter(x -> x.contains("vmap")).toList(),
                 "with a service past the shared trees: its chains reached through them");
     }
 
@@ -623,7 +625,7 @@ class NftRendererTest {
         Fragment f = r.service(IpFamily.V4, svc("np", "10.96.0.11", 30001, true, 0), eps, NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
         Bytes np = MapKeys.nodePort(6, 30001);
-        assertEquals(List.of(np), f.elements().get(NftRenderer.LOCAL_NODEPORTS).stream().map(SetElement::key).toList());
+        assertEquals(List.of(np), f.elements().get(TableNames.LOCAL_NODEPORTS).stream().map(SetElement::key).toList());
         assertEquals(List.of(np), f.elements().get("nodeport-count-bit-0").stream().map(SetElement::key).toList(),
                 "two cluster endpoints: 2 - 1 in the cluster tree's bits");
         assertFalse(f.elements().containsKey("nodeport-local-count-bit-0"), "one local endpoint: 1 - 1, no bit");
@@ -631,17 +633,17 @@ class NftRendererTest {
         assertEquals(List.of(Data.value(MapKeys.endpoint(Inet.parse("10.244.1.2"), 8080))),
                 f.elements().get("nodeport-local-endpoints-1-8").stream().map(SetElement::data).toList(),
                 "the rest among this node's");
-        assertTrue(f.elements().get(NftRenderer.NODEPORT_MASQ) == null, "no masquerade for Local external traffic");
-        assertEquals(List.of(np), f.elements().get(NftRenderer.SERVICE_NODEPORTS).stream().map(SetElement::key).toList(),
+        assertTrue(f.elements().get(TableNames.NODEPORT_MASQ) == null, "no masquerade for Local external traffic");
+        assertEquals(List.of(np), f.elements().get(TableNames.SERVICE_NODEPORTS).stream().map(SetElement::key).toList(),
                 "among the frontends services sends on, which asks the Local ones first");
-        assertEquals(List.of(np), f.elements().get(NftRenderer.LOCAL_NODEPORTS).stream().map(SetElement::key).toList());
-        assertFalse(f.elements().containsKey(NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT));
+        assertEquals(List.of(np), f.elements().get(TableNames.LOCAL_NODEPORTS).stream().map(SetElement::key).toList());
+        assertFalse(f.elements().containsKey(TableNames.NODEPORT_NO_LOCAL_ENDPOINT));
 
         Fragment none = r.service(IpFamily.V4, svc("np", "10.96.0.11", 30001, true, 0), eps(2, "node-b"), NODE);
-        assertEquals(List.of(np), none.elements().get(NftRenderer.NODEPORT_NO_LOCAL_ENDPOINT).stream().map(SetElement::key)
+        assertEquals(List.of(np), none.elements().get(TableNames.NODEPORT_NO_LOCAL_ENDPOINT).stream().map(SetElement::key)
                 .toList(), "none here: external traffic dropped");
-        assertTrue(none.elements().keySet().stream().noneMatch(m -> NftRenderer.NODEPORT_LOCAL_ENDPOINTS.equals(
-                NftRenderer.endpointMapBase(m))), "no local endpoint: " + none.elements().keySet());
+        assertTrue(none.elements().keySet().stream().noneMatch(m -> TableNames.NODEPORT_LOCAL_ENDPOINTS.equals(
+                TableNames.endpointMapBase(m))), "no local endpoint: " + none.elements().keySet());
     }
 
     @Test
@@ -650,10 +652,10 @@ class NftRendererTest {
         assertEquals(List.of("ip saddr @cluster-cidrs goto nodeport-pick-1-128",
                         "fib saddr type local jump mark-for-masquerade", "fib saddr type local goto nodeport-pick-1-128",
                         "meta l4proto . th dport @nodeport-no-local-endpoint drop", "goto nodeport-local-pick-1-128"),
-                g.chains().get(NftRenderer.NODEPORT_EXTERNAL_LOCAL).rules().stream()
+                g.chains().get(TableNames.NODEPORT_EXTERNAL_LOCAL).rules().stream()
                         .map(x -> NftPrinter.ruleBody(x, n -> null)).toList());
         assertEquals("ip daddr . meta l4proto . th dport @no-local-endpoint drop",
-                NftPrinter.ruleBody(g.chains().get(NftRenderer.IP_EXTERNAL_LOCAL).rules().get(3), n -> null));
+                NftPrinter.ruleBody(g.chains().get(TableNames.IP_EXTERNAL_LOCAL).rules().get(3), n -> null));
         for (int k = 1; k <= NftRenderer.MAX_SHARED_PICK; k++) {
             assertTrue(draw(g, PickTree.Kind.IP_LOCAL.leaf(k), k).endsWith("numgen random mod " + k
                     + " map @local-endpoints-" + PickTree.bucket(k)));
@@ -699,7 +701,7 @@ class NftRendererTest {
                         Cidr.parse("192.168.50.0/24"), Cidr.parse("172.16.0.0/12"))).build();
         Fragment f = r.service(IpFamily.V4, lb, eps(2, "node-b"), NODE);
         assertTrue(f.chains().isEmpty(), "no chain of its own: " + f.chains().keySet());
-        assertEquals(List.of("203.0.113.15 . tcp . 80"), keys(f, NftRenderer.FIREWALL_IPS));
+        assertEquals(List.of("203.0.113.15 . tcp . 80"), keys(f, TableNames.FIREWALL_IPS));
         List<DataType> key = List.of(DataType.IPV4_ADDR, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.IPV4_ADDR);
         // Merged (the kernel refuses nested ranges in one set): 10.1/16 inside 10/8; the node's
         // network holds its address, so the load-balancer IP is a source let in as well.
@@ -707,28 +709,28 @@ class NftRendererTest {
                         "203.0.113.15 . tcp . 80 . 172.16.0.0-172.31.255.255",
                         "203.0.113.15 . tcp . 80 . 192.168.50.0-192.168.50.255",
                         "203.0.113.15 . tcp . 80 . 203.0.113.15"),
-                f.elements().get(NftRenderer.FIREWALL_ALLOW + 15).stream()
+                f.elements().get(TableNames.FIREWALL_ALLOW + 15).stream()
                         .map(e -> ValueFormat.keyRange(key, e.key(), e.keyEnd())).toList());
 
-        assertTrue(f.demands().contains(NftRenderer.FIREWALL_ALLOW + 15), "its shard, declared while used");
+        assertTrue(f.demands().contains(TableNames.FIREWALL_ALLOW + 15), "its shard, declared while used");
 
         Fragment g = r.globals(IpFamily.V4, state(lb));
         // In the shard of the IP's last byte (15), reached through the map from the byte to the shard.
-        assertEquals(List.of("ip daddr & 0.0.0.255 vmap @firewall-shards"), g.chains().get(NftRenderer.FIREWALL_CHECK).rules()
+        assertEquals(List.of("ip daddr & 0.0.0.255 vmap @firewall-shards"), g.chains().get(TableNames.FIREWALL_CHECK).rules()
                 .stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
-        assertEquals(1, g.elements().get(NftRenderer.FIREWALL_SHARD_MAP).size(), "the one shard in use");
+        assertEquals(1, g.elements().get(TableNames.FIREWALL_SHARD_MAP).size(), "the one shard in use");
         assertEquals(List.of("ip daddr . meta l4proto . th dport . ip saddr @firewall-allow-15 return",
                         "ip daddr . meta l4proto . th dport @firewall-ips drop"),
                 g.chains().get("firewall-shard-15").rules().stream()
                         .map(x -> NftPrinter.ruleBody(x, g.sets()::get)).toList());
-        assertFalse(g.chains().containsKey("firewall-shard-16") || g.sets().containsKey(NftRenderer.FIREWALL_ALLOW + 16));
+        assertFalse(g.chains().containsKey("firewall-shard-16") || g.sets().containsKey(TableNames.FIREWALL_ALLOW + 16));
         assertTrue(g.chains().get("filter-prerouting").rules().stream().map(x -> NftPrinter.ruleBody(x, g.sets()::get))
                 .anyMatch(x -> x.equals("ct state new jump firewall-check")));
 
         // No source ranges anywhere: no shard, no map, no check, nothing for traffic to look up.
         Fragment none = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
-        assertFalse(none.chains().containsKey(NftRenderer.FIREWALL_CHECK) || none.sets().containsKey(NftRenderer.FIREWALL_SHARD_MAP));
-        assertTrue(none.chains().keySet().stream().noneMatch(c -> c.startsWith(NftRenderer.FIREWALL_SHARD)));
+        assertFalse(none.chains().containsKey(TableNames.FIREWALL_CHECK) || none.sets().containsKey(TableNames.FIREWALL_SHARD_MAP));
+        assertTrue(none.chains().keySet().stream().noneMatch(c -> c.startsWith(TableNames.FIREWALL_SHARD)));
         assertTrue(none.chains().get("filter-prerouting").rules().isEmpty());
     }
 
@@ -737,14 +739,14 @@ class NftRendererTest {
         NftRenderer r = new NftRenderer(CFG);
         Fragment none = r.service(IpFamily.V4, svc("none", "10.96.0.12", 30002, false, 0), List.of(), NODE);
         assertTrue(none.chains().isEmpty());
-        assertEquals(1, none.elements().get(NftRenderer.NO_ENDPOINT_REJECT).size());
-        assertEquals(1, none.elements().get(NftRenderer.NODEPORT_NO_ENDPOINT_REJECT).size());
+        assertEquals(1, none.elements().get(TableNames.NO_ENDPOINT_REJECT).size());
+        assertEquals(1, none.elements().get(TableNames.NODEPORT_NO_ENDPOINT_REJECT).size());
 
         ServicePort itp = ServicePort.builder(new ServicePortName("default", "itp", "", Protocol.TCP), 80)
                 .clusterIPs(List.of(Inet.parse("10.96.0.13"))).internalPolicyLocal(true).build();
         Fragment f = r.service(IpFamily.V4, itp, eps(2, "node-b"), NODE);
-        assertEquals(1, f.elements().get(NftRenderer.NO_ENDPOINT_DROP).size(), "iTP Local without local endpoints drops");
-        assertFalse(f.elements().containsKey(NftRenderer.SERVICE_IPS));
+        assertEquals(1, f.elements().get(TableNames.NO_ENDPOINT_DROP).size(), "iTP Local without local endpoints drops");
+        assertFalse(f.elements().containsKey(TableNames.SERVICE_IPS));
     }
 
     @Test
@@ -867,8 +869,8 @@ class NftRendererTest {
         Fragment f = r.service(IpFamily.V4, sticky, manyEps(k), NODE);
         assertTrue(f.sets().isEmpty(), "no set per endpoint: the kernel looks named sets up in a list");
         Fragment globals = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
-        assertTrue(globals.sets().containsKey(NftRenderer.AFFINITY));
-        assertTrue(globals.unmanagedSets().contains(NftRenderer.AFFINITY), "the kernel fills it, we never touch its elements");
+        assertTrue(globals.sets().containsKey(TableNames.AFFINITY));
+        assertTrue(globals.unmanagedSets().contains(TableNames.AFFINITY), "the kernel fills it, we never touch its elements");
         List<String> rules = f.chains().get("svc-default/sticky/tcp/80").rules().stream()
                 .map(x -> NftPrinter.ruleBody(x, n -> globals.sets().get(n))).toList();
         assertEquals(3 * k, rules.size(), "a check per endpoint, the random pick, the pick without remembering: " + rules.size());

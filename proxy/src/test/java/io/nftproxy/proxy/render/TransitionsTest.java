@@ -16,6 +16,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.Inet;
@@ -178,20 +179,20 @@ class TransitionsTest {
         Fragment local = r.service(IpFamily.V4, port.externalPolicyLocal(true).build(), eps, node, cluster.slots());
         Bytes ext = MapKeys.frontend(Inet.parse("203.0.113.10"), 6, 80);
         for (Fragment f : List.of(cluster, local)) {
-            for (String map : List.of(NftRenderer.SERVICE_CHAINS, NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS)) {
+            for (String map : List.of(TableNames.SERVICE_CHAINS, TableNames.IP_EXTERNAL_LOCAL_BLOCKS)) {
                 SetElement e = element(f, map, ext);
                 assertTrue(e != null && e.data().equals(io.nftproxy.netlink.nft.Verdict.goTo("ip-pick-1025-1152")),
                         map + " sends the external IP to its block: " + e);
             }
-            assertEquals(1, f.elements().get(NftRenderer.NODEPORT_EXTERNAL_LOCAL_BLOCKS).size());
-            assertEquals(2, f.elements().get(NftRenderer.NODEPORT_CHAINS).size() + f.elements().get(NftRenderer.SERVICE_CHAINS).size()
+            assertEquals(1, f.elements().get(TableNames.NODEPORT_EXTERNAL_LOCAL_BLOCKS).size());
+            assertEquals(2, f.elements().get(TableNames.NODEPORT_CHAINS).size() + f.elements().get(TableNames.SERVICE_CHAINS).size()
                     - 1, "the ClusterIP in services' only, the external IP and the NodePort in both");
         }
-        assertTrue(element(cluster, NftRenderer.LOCAL_IPS, ext) == null && element(local, NftRenderer.LOCAL_IPS, ext) != null,
+        assertTrue(element(cluster, TableNames.LOCAL_IPS, ext) == null && element(local, TableNames.LOCAL_IPS, ext) != null,
                 "local-ips decides the policy");
         Set<String> declared = new TreeSet<>(cluster.demands());
         for (Fragment kept : List.of(Transitions.between(cluster, local, declared), Transitions.between(local, cluster, declared))) {
-            assertFalse(kept.elements().containsKey(NftRenderer.SERVICE_CHAINS) || kept.elements().containsKey(NftRenderer.IP_EXTERNAL_LOCAL_BLOCKS),
+            assertFalse(kept.elements().containsKey(TableNames.SERVICE_CHAINS) || kept.elements().containsKey(TableNames.IP_EXTERNAL_LOCAL_BLOCKS),
                     "no verdict kept: " + kept.elements().keySet());
         }
     }

@@ -14,6 +14,7 @@ import java.util.TreeMap;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.CommitStats;
 import io.nftproxy.netlink.nft.Family;
@@ -219,7 +220,7 @@ class BadServicesTest {
 
     private static List<String> clusterIps(Refusing kernel) throws NftException {
         List<String> out = new ArrayList<>();
-        for (SetElement e : kernel.fake.listElements(Family.IP, "nftproxy", NftRenderer.CLUSTER_IPS)) {
+        for (SetElement e : kernel.fake.listElements(Family.IP, "nftproxy", TableNames.CLUSTER_IPS)) {
             out.add(e.toString());
         }
         return out;

@@ -17,6 +17,7 @@ import java.util.TreeMap;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.CommitStats;
@@ -61,10 +62,10 @@ import io.nftproxy.testkit.TestNetns;
 class FirstSyncInBatchesKernelTest {
     private static final String TABLE = "nftproxy";
     /** Where a frontend's presence makes its service reachable. */
-    private static final Set<String> ENTRY_SETS = Set.of(NftRenderer.SERVICE_IPS, NftRenderer.SERVICE_NODEPORTS,
-            NftRenderer.SERVICE_CHAINS, NftRenderer.NODEPORT_CHAINS, NftRenderer.LOCAL_IPS, NftRenderer.LOCAL_NODEPORTS,
-            NftRenderer.NO_ENDPOINT_REJECT,
-            NftRenderer.NO_ENDPOINT_DROP, NftRenderer.NODEPORT_NO_ENDPOINT_REJECT, NftRenderer.NODEPORT_NO_ENDPOINT_DROP);
+    private static final Set<String> ENTRY_SETS = Set.of(TableNames.SERVICE_IPS, TableNames.SERVICE_NODEPORTS,
+            TableNames.SERVICE_CHAINS, TableNames.NODEPORT_CHAINS, TableNames.LOCAL_IPS, TableNames.LOCAL_NODEPORTS,
+            TableNames.NO_ENDPOINT_REJECT,
+            TableNames.NO_ENDPOINT_DROP, TableNames.NODEPORT_NO_ENDPOINT_REJECT, TableNames.NODEPORT_NO_ENDPOINT_DROP);
 
     static ProxyConfig config() {
         return ProxyConfig.builder("node-a").nodeIPs(List.of(Inet.parse("192.168.50.2")))

@@ -12,6 +12,7 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.NftSet;
@@ -55,7 +56,7 @@ class GenerationTest {
         for (Op op : renamed.ops()) {
             if (op.object() instanceof Chain c) {
                 declaredChains.add(c.name());
-                assertTrue(c.base() != null ? NftRenderer.BASE_CHAINS.contains(c.name()) : c.name().endsWith(Generation.SUFFIX), c.name());
+                assertTrue(c.base() != null ? TableNames.BASE_CHAINS.contains(c.name()) : c.name().endsWith(Generation.SUFFIX), c.name());
             } else if (op.object() instanceof NftSet s) {
                 declaredSets.add(s.name());
             } else if (op.object() instanceof Elements e) {
@@ -85,9 +86,9 @@ class GenerationTest {
         }
         assertTrue(declaredSets.containsAll(referencedSets), "every set named is declared under its new name");
         assertTrue(declaredChains.containsAll(referencedChains), "every chain named is declared under its new name");
-        assertTrue(declaredChains.containsAll(NftRenderer.BASE_CHAINS), "the base chains, named as ever");
+        assertTrue(declaredChains.containsAll(TableNames.BASE_CHAINS), "the base chains, named as ever");
         for (String c : referencedChains) {
-            assertTrue(c.endsWith(Generation.SUFFIX) || NftRenderer.BASE_CHAINS.contains(c), c);
+            assertTrue(c.endsWith(Generation.SUFFIX) || TableNames.BASE_CHAINS.contains(c), c);
         }
     }
 

@@ -17,6 +17,7 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Family;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.netlink.nft.NftException;
@@ -339,26 +340,26 @@ class SyncSpecificationTest {
 
     @Test
     void aReassertionBringsBackAnElementSomeoneDeleted() throws Exception {
-        SetElement clusterIp = kernel.listElements(Family.IP, "nftproxy", NftRenderer.CLUSTER_IPS).get(0);
-        kernel.commit(new Transaction().delete(new Elements(Family.IP, "nftproxy", NftRenderer.CLUSTER_IPS, List.of(clusterIp))));
+        SetElement clusterIp = kernel.listElements(Family.IP, "nftproxy", TableNames.CLUSTER_IPS).get(0);
+        kernel.commit(new Transaction().delete(new Elements(Family.IP, "nftproxy", TableNames.CLUSTER_IPS, List.of(clusterIp))));
         SyncResult r = syncer.sync(new ProxyState(services, endpoints, node), null);
         assertFalse(r.elementsRecreated(), "repaired in place");
-        assertTrue(kernel.listElements(Family.IP, "nftproxy", NftRenderer.CLUSTER_IPS).stream()
+        assertTrue(kernel.listElements(Family.IP, "nftproxy", TableNames.CLUSTER_IPS).stream()
                 .anyMatch(e -> e.key().equals(clusterIp.key())), "the element is back");
     }
 
     @Test
     void aChainSomeoneFlushedFailsTheReassertionAndTheRetryRebuilds() throws Exception {
         kernel.commit(new Transaction().flush(kernel.readTable(Family.IP, "nftproxy").chains().stream()
-                .filter(c -> c.name().equals(NftRenderer.SERVICES)).findFirst().orElseThrow()));
+                .filter(c -> c.name().equals(TableNames.SERVICES)).findFirst().orElseThrow()));
         NftException e = assertThrows(NftException.class, () -> syncer.sync(new ProxyState(services, endpoints, node), null));
         assertTrue(e.getMessage().contains("chain services of table ip nftproxy differs from what we committed"), e.getMessage());
         assertTrue(syncer.needsFull(), "what we hold is forgotten");
         assertTrue(syncer.sync(new ProxyState(services, endpoints, node), null).elementsRecreated(), "rebuilt");
         assertEquals(Generation.SECOND, syncer.generation(), "rebuilt beside the table in use");
         TableContents t = kernel.readTable(Family.IP, "nftproxy");
-        assertFalse(t.rulesOf(Generation.SECOND.chain(NftRenderer.SERVICES)).isEmpty(), "the chain's rules are back");
-        assertTrue(t.chains().stream().noneMatch(c -> c.name().equals(NftRenderer.SERVICES)), "the old chain is gone");
+        assertFalse(t.rulesOf(Generation.SECOND.chain(TableNames.SERVICES)).isEmpty(), "the chain's rules are back");
+        assertTrue(t.chains().stream().noneMatch(c -> c.name().equals(TableNames.SERVICES)), "the old chain is gone");
     }
 
     @Test
@@ -556,8 +557,8 @@ class SyncSpecificationTest {
         String in = sync(API);
         assertTrue(in.contains("add table ip6 nftproxy"), in);
         assertTrue(in.contains("add chain ip6 nftproxy nat-prerouting"), in);
-        assertEquals(1, kernel.listElements(Family.IP6, "nftproxy", NftRenderer.SERVICE_IPS).size(), "the port's IPv6 ClusterIP");
-        assertEquals(3, kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS).size(), "IPv4's two, and the port's");
+        assertEquals(1, kernel.listElements(Family.IP6, "nftproxy", TableNames.SERVICE_IPS).size(), "the port's IPv6 ClusterIP");
+        assertEquals(3, kernel.listElements(Family.IP, "nftproxy", TableNames.SERVICE_IPS).size(), "IPv4's two, and the port's");
 
         sent.clear();
         services.remove(API);
@@ -566,6 +567,6 @@ class SyncSpecificationTest {
         assertTrue(out.contains("delete table ip6 nftproxy"), out);
         assertFalse(out.contains("add "), "nothing added: " + out);
         assertFalse(kernel.hasTable(Family.IP6, "nftproxy"));
-        assertEquals(2, kernel.listElements(Family.IP, "nftproxy", NftRenderer.SERVICE_IPS).size());
+        assertEquals(2, kernel.listElements(Family.IP, "nftproxy", TableNames.SERVICE_IPS).size());
     }
 }

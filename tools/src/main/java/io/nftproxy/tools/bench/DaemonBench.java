@@ -29,6 +29,7 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Family;
@@ -203,7 +204,7 @@ public final class DaemonBench {
                 for (int i = 0; i < repeats; i++) {
                     // Each repair takes the table over beside itself, under the other generation's names.
                     String services = client.listChains(Family.IP, cfg.table()).stream().map(Chain::name)
-                            .filter(n -> Generation.original(n).equals(NftRenderer.SERVICES)).findFirst().orElseThrow();
+                            .filter(n -> Generation.original(n).equals(TableNames.SERVICES)).findFirst().orElseThrow();
                     CompareBench.exec("ip", "netns", "exec", netns, "nft", "flush", "chain", "ip", cfg.table(), services);
                     long t = System.nanoTime();
                     Long done = repaired.poll(DEADLINE.toSeconds(), TimeUnit.SECONDS);

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Data;
@@ -29,7 +30,6 @@ import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
-import io.nftproxy.proxy.render.NftRenderer;
 
 /**
  * The daemon as an operator runs it: {@code nftproxy run --manifests DIR} in a JVM of its own with
@@ -121,7 +121,7 @@ public final class ProcessDaemonBench {
                 throw new IllegalStateException("the daemon exited (" + p.exitValue() + "): " + log.tail());
             }
             NftEvent e = mon.next(Duration.ofMillis(200));
-            if (e != null && e.type() == NftEvent.Type.ELEMENTS && !e.deleted() && NftRenderer.SERVICE_ENDPOINTS.equals(NftRenderer.endpointMapBase(e.name()))) {
+            if (e != null && e.type() == NftEvent.Type.ELEMENTS && !e.deleted() && TableNames.SERVICE_ENDPOINTS.equals(TableNames.endpointMapBase(e.name()))) {
                 for (SetElement el : ((Elements) e.object()).elements()) {
                     if (el.data() instanceof Data.Value v && v.bytes().length() >= address.length()
                             && v.bytes().slice(0, address.length()).equals(address)) {

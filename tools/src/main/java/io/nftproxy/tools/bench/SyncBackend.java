@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.exporter.common.TextFormat;
 
+import io.nftproxy.proxy.render.CountedSets;
 import io.nftproxy.ffi.NetNamespace;
 import io.nftproxy.netlink.nft.client.NftClient;
 import io.nftproxy.proxy.config.ProxyConfig;
@@ -167,7 +168,7 @@ public interface SyncBackend extends AutoCloseable {
             this.name = name;
             client = NftClient.open(NetNamespace.named(netns));
             syncer = new Syncer(client, new NftRenderer(cfg, elementComments), cfg.table());
-            counters = cfg.serviceCounters() ? new ServiceCounters(client, cfg.table(), NftRenderer.countedSets(cfg),
+            counters = cfg.serviceCounters() ? new ServiceCounters(client, cfg.table(), CountedSets.countedSets(cfg),
                     ServiceCounters.HeldElements.of(syncer)) : null;
         }
 
