@@ -647,39 +647,7 @@ public final class Syncer implements Backend {
                 for (int attempt = 0; ; attempt++) {
                     long t0 = System.nanoTime();
                     Transaction tx = new Transaction();
-                    List<Delta> deltas = new ArrayList<>();
-                    for (IpFamily f : IpFamily.values()) {
-                        if (!plan.families().contains(f)) {
-                            if (globalsBatch && !beside) {
-                                Table t = new Table(f.nft(), tableName);
-                                tx.add(t).delete(t); // no table in a family the node does not use
-                            }
-                            continue; // beside: the switch deletes it (Takeover#switchTo)
-                        }
-                        TableState ts = globalsBatch ? r.fresh().get(f) : committed.get(f);
-                        if (globalsBatch && !beside) {
-                            tx.add(ts.table).delete(ts.table).add(ts.table); // as in one transaction
-                        } else if (globalsBatch) {
-                            tx.add(ts.table); // a family without a table of ours gets one
-                        }
-                        Map<Contributor, Fragment> part = new LinkedHashMap<>();
-                        for (Contributor who : batch) {
-                            if (r.changes().get(f).containsKey(who)) {
-                                part.put(who, r.changes().get(f).get(who));
-                            }
-                        }
-                        Delta d;
-                        if (globalsBatch) {
-                            d = new Delta(ts, part);
-                        } else {
-                            // Counted into what we hold as it is computed; taken out again if refused.
-                            try (Committed.Writing w = committed.writing()) {
-                                d = Delta.counting(ts, part);
-                            }
-                        }
-                        d.write(tx);
-                        deltas.add(d);
-                    }
+                    List<Delta> deltas = batchTransaction(plan, r, batch, globalsBatch, beside, tx);
                     prepareNanos += System.nanoTime() - t0;
                     try {
                         if (globalsBatch) {
@@ -723,6 +691,52 @@ public final class Syncer implements Backend {
             throw e;
         }
         return synced(plan, state, sum, changedChains, rejected, r.renderNanos() + prepareNanos);
+    }
+
+    /**
+     * One batch of a table written whole, into {@code tx}: in each family the plan uses, the
+     * batch's fragments as a delta from what we hold, and for the globals' batch the fresh table
+     * itself first (created over ours, or beside it under the next generation's names); a family
+     * the plan no longer uses loses its table in the globals' batch (beside: the switch deletes
+     * it, Takeover#switchTo). The ports' deltas are counted into what we hold as they are
+     * computed, and discarded if the kernel refuses them; the globals' are applied once taken.
+     */
+    private List<Delta> batchTransaction(SyncPlan plan, Rendered r, List<Contributor> batch, boolean globalsBatch,
+                                         boolean beside, Transaction tx) {
+        List<Delta> deltas = new ArrayList<>();
+        for (IpFamily f : IpFamily.values()) {
+            if (!plan.families().contains(f)) {
+                if (globalsBatch && !beside) {
+                    Table t = new Table(f.nft(), tableName);
+                    tx.add(t).delete(t); // no table in a family the node does not use
+                }
+                continue;
+            }
+            TableState ts = globalsBatch ? r.fresh().get(f) : committed.get(f);
+            if (globalsBatch && !beside) {
+                tx.add(ts.table).delete(ts.table).add(ts.table); // as in one transaction
+            } else if (globalsBatch) {
+                tx.add(ts.table); // a family without a table of ours gets one
+            }
+            Map<Contributor, Fragment> changes = r.changes().get(f);
+            Map<Contributor, Fragment> part = new LinkedHashMap<>();
+            for (Contributor who : batch) {
+                if (changes.containsKey(who)) {
+                    part.put(who, changes.get(who));
+                }
+            }
+            Delta d;
+            if (globalsBatch) {
+                d = new Delta(ts, part);
+            } else {
+                try (Committed.Writing w = committed.writing()) {
+                    d = Delta.counting(ts, part);
+                }
+            }
+            d.write(tx);
+            deltas.add(d);
+        }
+        return deltas;
     }
 
     /**
