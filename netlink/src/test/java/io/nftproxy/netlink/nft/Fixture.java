@@ -20,6 +20,7 @@ import io.nftproxy.netlink.nft.expr.Lookup;
 import io.nftproxy.netlink.nft.expr.Masq;
 import io.nftproxy.netlink.nft.expr.Meta;
 import io.nftproxy.netlink.nft.expr.Nat;
+import io.nftproxy.netlink.nft.expr.Hash;
 import io.nftproxy.netlink.nft.expr.Numgen;
 import io.nftproxy.netlink.nft.expr.Payload;
 import io.nftproxy.netlink.nft.expr.Reject;
@@ -75,7 +76,7 @@ public final class Fixture {
                 "accepts by default"));
         tx.add(new Chain(Family.IP, T, "forward-drop", new Chain.Base("filter", Hook.FORWARD, 10, Verdict.DROP), null));
         for (String c : List.of("svc-default/web/tcp/http", "ep-10.1.0.5", "ep-10.1.0.6", "mark-for-masquerade",
-                "no-endpoints", "affinity-check")) {
+                "no-endpoints", "affinity-check", "flow-hashes")) {
             tx.add(Chain.regular(Family.IP, T, c));
         }
         // sets and elements
@@ -120,6 +121,12 @@ public final class Fixture {
                     Immediate.value(NFT_REG_1, Bytes.ip(ep)), Immediate.value(NFT_REG_2, Bytes.be16(8080)),
                     Nat.dnat(Family.IP.code(), NFT_REG_1, NFT_REG_2)));
         }
+        // hashes: Jenkins' of a concatenation (the same on every machine for a seed), and the flow's symmetric one
+        tx.add(rule(Family.IP, "flow-hashes",
+                Payload.network(NFT_REG_2, 12, 4), Payload.transport(13, 0, 2),
+                Hash.jenkins(NFT_REG_2, 8, NFT_REG_1, 1009, 0xabc), Meta.store(Meta.NFT_META_MARK, NFT_REG_1)));
+        tx.add(rule(Family.IP, "flow-hashes",
+                new Hash(Hash.NFT_HASH_SYM, 0, NFT_REG_1, 0, 2, 0, 100), Meta.store(Meta.NFT_META_MARK, NFT_REG_1)));
         // masquerade marking and postrouting
         tx.add(rule(Family.IP, "mark-for-masquerade",
                 Meta.load(Meta.NFT_META_MARK, NFT_REG_1),

@@ -6,7 +6,7 @@ import io.nftproxy.netlink.msg.MessageWriter;
  * One nf_tables expression. Each type encodes its NFTA_EXPR_DATA attributes and has a static
  * {@code decode} beside it that reads exactly what {@code encode} writes.
  */
-public sealed interface Expr permits Payload, Cmp, Meta, Immediate, Lookup, Numgen, Ct, Nat, Masq, Fib, Counter,
+public sealed interface Expr permits Payload, Cmp, Meta, Immediate, Lookup, Numgen, Hash, Ct, Nat, Masq, Fib, Counter,
         Dynset, Bitwise, Byteorder, Reject, Opaque {
 
     /** The kernel's name of the expression type (NFTA_EXPR_NAME). */

@@ -45,7 +45,7 @@ public final class Exprs {
     /** Whether {@link #decode} knows the expression type; others are read as {@link Opaque}. */
     static boolean modelled(String name) {
         return switch (name) {
-            case "payload", "cmp", "meta", "immediate", "lookup", "numgen", "ct", "nat", "masq", "fib", "counter", "dynset",
+            case "payload", "cmp", "meta", "immediate", "lookup", "numgen", "hash", "ct", "nat", "masq", "fib", "counter", "dynset",
                  "bitwise", "byteorder", "reject" -> true;
             default -> false;
         };
@@ -59,6 +59,7 @@ public final class Exprs {
             case "immediate" -> Immediate.decode(a);
             case "lookup" -> Lookup.decode(a);
             case "numgen" -> Numgen.decode(a);
+            case "hash" -> Hash.decode(a);
             case "ct" -> Ct.decode(a);
             case "nat" -> Nat.decode(a);
             case "masq" -> Masq.decode(a);

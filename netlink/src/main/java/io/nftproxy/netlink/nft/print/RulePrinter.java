@@ -28,6 +28,7 @@ import io.nftproxy.netlink.nft.expr.Lookup;
 import io.nftproxy.netlink.nft.expr.Masq;
 import io.nftproxy.netlink.nft.expr.Meta;
 import io.nftproxy.netlink.nft.expr.Nat;
+import io.nftproxy.netlink.nft.expr.Hash;
 import io.nftproxy.netlink.nft.expr.Numgen;
 import io.nftproxy.netlink.nft.expr.Opaque;
 import io.nftproxy.netlink.nft.expr.Payload;
@@ -135,6 +136,12 @@ final class RulePrinter {
             String t = "numgen " + (n.type() == Numgen.NFT_NG_RANDOM ? "random" : "inc") + " mod " + n.modulus()
                     + (n.offset() != 0 ? " offset " + n.offset() : "");
             load(n.dreg(), t, Kind.HOST_INT, 4);
+        } else if (e instanceof Hash h) {
+            String t = h.type() == Hash.NFT_HASH_SYM ? "symhash"
+                    : "jhash " + joinConcat(takeConcat(h.sreg(), h.len()));
+            t += " mod " + h.modulus() + (h.type() == Hash.NFT_HASH_JENKINS && h.seed() != 0 ? " seed 0x" + Integer.toHexString(h.seed()) : "")
+                    + (h.offset() != 0 ? " offset " + h.offset() : "");
+            load(h.dreg(), t, Kind.HOST_INT, 4);
         } else if (e instanceof Ct c) {
             ct(c);
         } else if (e instanceof Bitwise b) {

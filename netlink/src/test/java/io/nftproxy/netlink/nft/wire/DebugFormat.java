@@ -25,6 +25,7 @@ import io.nftproxy.netlink.nft.expr.Lookup;
 import io.nftproxy.netlink.nft.expr.Masq;
 import io.nftproxy.netlink.nft.expr.Meta;
 import io.nftproxy.netlink.nft.expr.Nat;
+import io.nftproxy.netlink.nft.expr.Hash;
 import io.nftproxy.netlink.nft.expr.Numgen;
 import io.nftproxy.netlink.nft.expr.Payload;
 import io.nftproxy.netlink.nft.expr.Reject;
@@ -86,6 +87,11 @@ public final class DebugFormat {
         if (e instanceof Numgen n) {
             return "numgen reg " + n.dreg() + " = " + (n.type() == Numgen.NFT_NG_RANDOM ? "random" : "inc") + " mod "
                     + n.modulus() + (n.offset() != 0 ? " offset " + n.offset() : "");
+        }
+        if (e instanceof Hash h) {
+            String f = h.type() == Hash.NFT_HASH_SYM ? "symhash()"
+                    : "jhash(reg " + h.sreg() + ", " + h.len() + ", 0x" + Integer.toHexString(h.seed()) + ")";
+            return "hash reg " + h.dreg() + " = " + f + " % mod " + h.modulus() + (h.offset() != 0 ? " offset " + h.offset() : "");
         }
         if (e instanceof Byteorder b) {
             return "byteorder reg " + b.dreg() + " = " + (b.op() == Byteorder.NFT_BYTEORDER_HTON ? "hton" : "ntoh")
