@@ -32,7 +32,6 @@ import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
 import io.nftproxy.netlink.nft.TransactionException;
-import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
@@ -41,7 +40,6 @@ import io.nftproxy.proxy.render.DesiredChain;
 import io.nftproxy.proxy.render.EndpointSlots;
 import io.nftproxy.proxy.render.Fragment;
 import io.nftproxy.proxy.render.NftRenderer;
-import io.nftproxy.proxy.render.RenderFailure;
 import io.nftproxy.proxy.render.StickyTimeout;
 import io.nftproxy.proxy.render.Transitions;
 
@@ -64,19 +62,8 @@ public final class Syncer implements Backend {
     private final String tableName;
     /** What the kernel holds of ours, as we committed it; read by the counters' scrape too ({@link #heldKeys}). */
     private final Committed committed = new Committed();
-    /** Service ports refused (by the kernel or the renderer), with the inputs refused; retried when they change. */
-    private final Map<ServicePortName, Refusal> refused = new HashMap<>();
-
-    /** What a refused service port was rendered from: the service and its endpoints. */
-    private record Refusal(ServicePort service, List<Endpoint> endpoints) {
-        static Refusal of(ProxyState state, ServicePortName id) {
-            return new Refusal(state.services().get(id), state.endpointsOf(id));
-        }
-
-        boolean standsIn(ProxyState state, ServicePortName id) {
-            return service.equals(state.services().get(id)) && endpoints.equals(state.endpointsOf(id));
-        }
-    }
+    /** Service ports left out, retried when they change. */
+    private final Refusals refusals = new Refusals();
     /** Where a first sync takes its endpoints' indices from (tests: see {@link #takeIndicesFrom}). */
     private final Map<IpFamily, TableState> indicesFrom = new EnumMap<>(IpFamily.class);
     /**
@@ -224,7 +211,7 @@ public final class Syncer implements Backend {
     public SyncResult sync(ProxyState state, Set<ServicePortName> changed) throws NftException {
         SyncPlan plan = plan(state, changed);
         // Refused services are retried when the service or its endpoints change.
-        refused.entrySet().removeIf(e -> !e.getValue().standsIn(state, e.getKey()));
+        refusals.retryChanged(state);
         if (plan.kind() == SyncPlan.Kind.REPLACE && firstSyncBatch > 0 && client != null) {
             if (noTablesOfOurs()) {
                 return replaceInBatches(plan, state, Generation.FIRST, false);
@@ -323,7 +310,7 @@ public final class Syncer implements Backend {
             for (ServicePortName id : plan.ports()) {
                 Contributor who = Contributor.of(id);
                 ServicePort svc = state.services().get(id);
-                Fragment frag = svc == null || refused.containsKey(id) ? null
+                Fragment frag = svc == null || refusals.leftOut(id) ? null
                         : reuse != null && unchanged(renderedFrom, id, svc, state) && reuse.fragments.containsKey(who)
                         ? reuse.fragments.get(who) // a full sync re-sends it; no need to render it again
                         : render(f, svc, state, slotsOf(reuse != null ? reuse : indicesFrom.get(f), who), rejected);
@@ -666,7 +653,7 @@ public final class Syncer implements Backend {
                         if (attempt >= MAX_EXCLUSIONS_PER_SYNC || culprit == null) {
                             throw e;
                         }
-                        refuse(culprit, state, e, rejected);
+                        refusals.kernelRefused(culprit, state, e.getMessage(), rejected);
                         batch.remove(Contributor.of(culprit));
                         try (Committed.Writing w = committed.writing()) {
                             deltas.forEach(Delta::discard);
@@ -890,19 +877,9 @@ public final class Syncer implements Backend {
         if (culprit == null) {
             return false;
         }
-        refuse(culprit, state, e, rejected);
+        refusals.kernelRefused(culprit, state, e.getMessage(), rejected);
         plan.ports().add(culprit);
         return true;
-    }
-
-    /** Leaves a service port the kernel refused out until it changes, named in the log. */
-    private void refuse(ServicePortName culprit, ProxyState state, TransactionException e, List<String> rejected) {
-        LOG.atError().addKeyValue("service", culprit.namespace() + "/" + culprit.name())
-                .addKeyValue("port", culprit.port()).addKeyValue("protocol", culprit.protocol())
-                .log("the kernel refused the rules of service port {}; leaving it out until it changes: {}",
-                        culprit, e.getMessage());
-        refused.put(culprit, Refusal.of(state, culprit));
-        rejected.add(culprit + ": " + e.getMessage());
     }
 
     /**
@@ -915,13 +892,7 @@ public final class Syncer implements Backend {
         try {
             return renderer.service(f, svc, state.endpointsOf(svc.id()), state.node(), previous);
         } catch (RuntimeException e) {
-            String reason = RenderFailure.describe(e);
-            LOG.atError().addKeyValue("service", svc.id().namespace() + "/" + svc.id().name())
-                    .addKeyValue("port", svc.id().port()).addKeyValue("protocol", svc.id().protocol())
-                    .log("service port {} cannot be programmed; leaving it out until it changes: {}", svc.id(), reason);
-            LOG.debug("rendering service port {} failed", svc.id(), e);
-            refused.put(svc.id(), Refusal.of(state, svc.id()));
-            rejected.add(svc.id() + ": " + reason);
+            refusals.renderFailed(svc.id(), state, e, rejected);
             return null;
         }
     }
