@@ -126,7 +126,7 @@ public final class Fixture {
                 Payload.network(NFT_REG_2, 12, 4), Payload.transport(13, 0, 2),
                 Hash.jenkins(NFT_REG_2, 8, NFT_REG_1, 1009, 0xabc), Meta.store(Meta.NFT_META_MARK, NFT_REG_1)));
         tx.add(rule(Family.IP, "flow-hashes",
-                new Hash(Hash.NFT_HASH_SYM, 0, NFT_REG_1, 0, 2, 0, 100), Meta.store(Meta.NFT_META_MARK, NFT_REG_1)));
+                Hash.symmetric(NFT_REG_1, 2).withOffset(100), Meta.store(Meta.NFT_META_MARK, NFT_REG_1)));
         // masquerade marking and postrouting
         tx.add(rule(Family.IP, "mark-for-masquerade",
                 Meta.load(Meta.NFT_META_MARK, NFT_REG_1),

@@ -29,6 +29,8 @@ public final class MaglevTable {
      * hundred, for a balance within about 1% (the slots of two endpoints differ by at most one).
      */
     public static final int SLOTS_PER_ENDPOINT = 100;
+    /** The most endpoints a table is sized for: 100 slots each of 65,536 is 6.5 million slots, far past any service's use. */
+    public static final int MAX_ENDPOINTS = 65_536;
 
     private final int size;
     private final List<Endpoint> endpoints;
@@ -82,7 +84,8 @@ public final class MaglevTable {
             throw new IllegalArgumentException(endpoints.size() + " endpoints do not fit " + size + " slots");
         }
         List<Endpoint> eps = new ArrayList<>(endpoints);
-        eps.sort(Comparator.comparing(MaglevTable::name));
+        // By name, then whole (an address and port listed twice, by two slices, in any order): every node the same.
+        eps.sort(Comparator.comparing(MaglevTable::name).thenComparing(Endpoint::toString));
         int k = eps.size();
         int[] slots = new int[size];
         if (k == 0) {
@@ -121,6 +124,9 @@ public final class MaglevTable {
      * the other endpoints' slots.
      */
     public static int sizeFor(int count) {
+        if (count > MAX_ENDPOINTS) {
+            throw new IllegalArgumentException(count + " endpoints: a Maglev table holds at most " + MAX_ENDPOINTS);
+        }
         int bucket = 8;
         while (bucket < count) {
             bucket *= 2;

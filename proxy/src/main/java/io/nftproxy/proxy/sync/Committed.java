@@ -91,7 +91,10 @@ final class Committed {
         clear();
     }
 
-    /** Nothing held any more, and nothing kept to reuse from it (a failed sync's tables are replaced whole). */
+    /**
+     * Nothing held any more (a sync failed half-way: the next replaces our tables whole), not
+     * kept as forgotten; what was forgotten before stays, for that rebuild to reuse.
+     */
     void clear() {
         try (Writing w = writing()) {
             tables.clear();

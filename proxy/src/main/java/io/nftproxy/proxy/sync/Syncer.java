@@ -154,7 +154,7 @@ public final class Syncer implements Backend {
         transitionsUntil.clear(); // what they kept went with the tables, or goes with the rebuild
     }
 
-    /** Nothing held, nothing to reuse: the next sync replaces our tables whole. */
+    /** Nothing held (a sync failed half-way): the next sync replaces our tables whole. */
     private void clearCommitted() {
         committed.clear();
         transitionsUntil.clear();

@@ -8,9 +8,10 @@ import io.nftproxy.netlink.msg.MessageWriter;
  * the {@code len} bytes at {@code sreg} with {@code seed} ({@code jhash ip saddr . th sport mod M
  * seed S}), the same on every machine for the same bytes and seed; or the kernel's symmetric hash
  * of the flow ({@code symhash}: no source, the same both ways). {@code len} counts a concatenation's
- * fields with their register padding (an address and a port: 8).
+ * fields with their register padding (an address and a port: 8). {@code seed} null: none given,
+ * the kernel draws one of its own (and a dump leaves it out), so two machines hash apart.
  */
-public record Hash(int type, int sreg, int dreg, int len, int modulus, int seed, int offset) implements Expr {
+public record Hash(int type, int sreg, int dreg, int len, int modulus, Integer seed, int offset) implements Expr {
     public static final int NFTA_HASH_SREG = 1;
     public static final int NFTA_HASH_DREG = 2;
     public static final int NFTA_HASH_LEN = 3;
@@ -28,7 +29,12 @@ public record Hash(int type, int sreg, int dreg, int len, int modulus, int seed,
 
     /** The flow's symmetric hash modulo {@code modulus}, into {@code dreg}. */
     public static Hash symmetric(int dreg, int modulus) {
-        return new Hash(NFT_HASH_SYM, 0, dreg, 0, modulus, 0, 0);
+        return new Hash(NFT_HASH_SYM, 0, dreg, 0, modulus, null, 0);
+    }
+
+    /** The same hash with {@code offset} added to it. */
+    public Hash withOffset(int offset) {
+        return new Hash(type, sreg, dreg, len, modulus, seed, offset);
     }
 
     @Override
@@ -38,7 +44,8 @@ public record Hash(int type, int sreg, int dreg, int len, int modulus, int seed,
 
     @Override
     public void encode(MessageWriter w) {
-        // As libnftnl sends them: a symmetric hash has no source, length or seed.
+        // As nft sends them: a symmetric hash has no source or length, a seed only when one is given,
+        // the offset always.
         if (type == NFT_HASH_JENKINS) {
             w.putBe32(NFTA_HASH_SREG, sreg);
         }
@@ -47,17 +54,16 @@ public record Hash(int type, int sreg, int dreg, int len, int modulus, int seed,
             w.putBe32(NFTA_HASH_LEN, len);
         }
         w.putBe32(NFTA_HASH_MODULUS, modulus);
-        if (type == NFT_HASH_JENKINS) {
+        if (seed != null) {
             w.putBe32(NFTA_HASH_SEED, seed);
         }
-        if (offset != 0) {
-            w.putBe32(NFTA_HASH_OFFSET, offset);
-        }
+        w.putBe32(NFTA_HASH_OFFSET, offset);
         w.putBe32(NFTA_HASH_TYPE, type);
     }
 
     public static Hash decode(Attrs a) {
         return new Hash(a.be32(NFTA_HASH_TYPE, NFT_HASH_JENKINS), a.be32(NFTA_HASH_SREG, 0), a.be32(NFTA_HASH_DREG, 0),
-                a.be32(NFTA_HASH_LEN, 0), a.be32(NFTA_HASH_MODULUS, 0), a.be32(NFTA_HASH_SEED, 0), a.be32(NFTA_HASH_OFFSET, 0));
+                a.be32(NFTA_HASH_LEN, 0), a.be32(NFTA_HASH_MODULUS, 0),
+                a.find(NFTA_HASH_SEED) == null ? null : a.be32(NFTA_HASH_SEED, 0), a.be32(NFTA_HASH_OFFSET, 0));
     }
 }

@@ -139,7 +139,7 @@ final class RulePrinter {
         } else if (e instanceof Hash h) {
             String t = h.type() == Hash.NFT_HASH_SYM ? "symhash"
                     : "jhash " + joinConcat(takeConcat(h.sreg(), h.len()));
-            t += " mod " + h.modulus() + (h.type() == Hash.NFT_HASH_JENKINS && h.seed() != 0 ? " seed 0x" + Integer.toHexString(h.seed()) : "")
+            t += " mod " + h.modulus() + (h.seed() != null ? " seed 0x" + Integer.toHexString(h.seed()) : "")
                     + (h.offset() != 0 ? " offset " + h.offset() : "");
             load(h.dreg(), t, Kind.HOST_INT, 4);
         } else if (e instanceof Ct c) {

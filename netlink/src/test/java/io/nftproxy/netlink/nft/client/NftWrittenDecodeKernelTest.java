@@ -37,6 +37,7 @@ import io.nftproxy.netlink.nft.expr.Lookup;
 import io.nftproxy.netlink.nft.expr.Masq;
 import io.nftproxy.netlink.nft.expr.Meta;
 import io.nftproxy.netlink.nft.expr.Nat;
+import io.nftproxy.netlink.nft.expr.Hash;
 import io.nftproxy.netlink.nft.expr.Numgen;
 import io.nftproxy.netlink.nft.expr.Payload;
 import io.nftproxy.netlink.nft.expr.Reject;
@@ -78,6 +79,9 @@ class NftWrittenDecodeKernelTest {
                 update @aff { ip saddr timeout 3h }
                 dnat to th dport map @dm
                 reject
+                meta mark set jhash ip saddr . th sport mod 1009 seed 0xabc
+                meta mark set jhash ip saddr mod 7
+                meta mark set symhash mod 2 offset 100
               }
               chain c3 {
                 type filter hook forward priority 0; policy drop;
@@ -145,7 +149,13 @@ class NftWrittenDecodeKernelTest {
                             new Dynset("aff", Dynset.NFT_DYNSET_OP_UPDATE, NFT_REG_1, 0, 10_800_000)),
                     r("c2", Payload.transport(NFT_REG_1, 2, 2), Lookup.map("dm", NFT_REG_1, NFT_REG_1),
                             new Nat(Nat.NFT_NAT_DNAT, Family.IP.code(), NFT_REG_1, 0, 0, 0, 0)),
-                    r("c2", new Reject(Reject.NFT_REJECT_ICMP_UNREACH, Reject.ICMP_PORT_UNREACH)));
+                    r("c2", new Reject(Reject.NFT_REJECT_ICMP_UNREACH, Reject.ICMP_PORT_UNREACH)),
+                    r("c2", Payload.network(NFT_REG_2, 12, 4), Payload.transport(13, 0, 2),
+                            Hash.jenkins(NFT_REG_2, 8, NFT_REG_1, 1009, 0xabc), Meta.store(Meta.NFT_META_MARK, NFT_REG_1)),
+                    // No seed given: the kernel draws its own and leaves it out of the dump.
+                    r("c2", Payload.network(NFT_REG_2, 12, 4),
+                            new Hash(Hash.NFT_HASH_JENKINS, NFT_REG_2, NFT_REG_1, 4, 7, null, 0), Meta.store(Meta.NFT_META_MARK, NFT_REG_1)),
+                    r("c2", Hash.symmetric(NFT_REG_1, 2).withOffset(100), Meta.store(Meta.NFT_META_MARK, NFT_REG_1)));
             assertEquals(want, tc.rules().stream().map(RoundTripKernelTest::normalize).toList());
         }
     }

@@ -90,7 +90,7 @@ public final class DebugFormat {
         }
         if (e instanceof Hash h) {
             String f = h.type() == Hash.NFT_HASH_SYM ? "symhash()"
-                    : "jhash(reg " + h.sreg() + ", " + h.len() + ", 0x" + Integer.toHexString(h.seed()) + ")";
+                    : "jhash(reg " + h.sreg() + ", " + h.len() + ", 0x" + Integer.toHexString(h.seed() == null ? 0 : h.seed()) + ")";
             return "hash reg " + h.dreg() + " = " + f + " % mod " + h.modulus() + (h.offset() != 0 ? " offset " + h.offset() : "");
         }
         if (e instanceof Byteorder b) {
