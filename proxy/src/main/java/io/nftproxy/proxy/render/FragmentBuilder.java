@@ -100,7 +100,7 @@ final class FragmentBuilder {
      * comment the kernel kept would depend on the order they came in.
      */
     void commentWith(ServicePortName port) {
-        ownerComment = comment(port.nameAndPort()); // once per fragment, not per element
+        ownerComment = Names.elementComment(port); // once per fragment, not per element
     }
 
     void element(String set, SetElement e) {

@@ -39,6 +39,27 @@ public final class Names {
     }
 
     /**
+     * The comment a service port's elements carry: "namespace/name:port" as kube-proxy names a
+     * service port, cut to what nft keeps of a comment ({@link #commentedService} and {@link
+     * #commentedPort} read it back: the trace names a packet's service from the kernel alone).
+     */
+    public static String elementComment(ServicePortName id) {
+        return FragmentBuilder.comment(id.nameAndPort());
+    }
+
+    /** The service ("namespace/name") an element's comment names ({@link #elementComment}). */
+    public static String commentedService(String comment) {
+        int colon = comment.indexOf(':');
+        return colon < 0 ? comment : comment.substring(0, colon);
+    }
+
+    /** The port's name in an element's comment, empty when it has none ({@link #elementComment}). */
+    public static String commentedPort(String comment) {
+        int colon = comment.indexOf(':');
+        return colon < 0 ? "" : comment.substring(colon + 1);
+    }
+
+    /**
      * Prefix of the marking chains {@code nftproxy trace} adds to our table for a while: named
      * here, beside the daemon's own chain names, so that the drift watcher can leave them alone
      * without knowing the tracer.

@@ -1,6 +1,7 @@
 package io.nftproxy.proxy.render;
 
 import java.net.InetAddress;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -61,6 +62,16 @@ public final class TableNames {
      */
     public static final String UNSERVED_IPS = "unserved-ips";
     public static final String UNSERVED_NODEPORTS = "unserved-nodeports";
+    /**
+     * The sets and maps keyed by an IP frontend ("address . protocol . port"), an element per
+     * frontend carrying its service port's comment (Names#elementComment): where a frontend is
+     * sent on, or refused. What names a packet's service from the kernel reads these.
+     */
+    public static final List<String> IP_FRONTEND_SETS = List.of(SERVICE_IPS, SERVICE_CHAINS, LOCAL_IPS, NO_ENDPOINT_REJECT,
+            NO_ENDPOINT_DROP);
+    /** The same of NodePorts ("protocol . port"). */
+    public static final List<String> NODEPORT_FRONTEND_SETS = List.of(SERVICE_NODEPORTS, NODEPORT_CHAINS, LOCAL_NODEPORTS,
+            NODEPORT_NO_ENDPOINT_REJECT, NODEPORT_NO_ENDPOINT_DROP);
     /**
      * The chains hooked into the kernel's paths, the only names the kernel's traffic enters our
      * table by: a table built beside another under other names of its chains and sets (see

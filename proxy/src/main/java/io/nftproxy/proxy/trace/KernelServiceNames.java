@@ -1,16 +1,8 @@
 package io.nftproxy.proxy.trace;
 
 import static io.nftproxy.proxy.render.TableNames.CLUSTER_IP_PORTS;
-import static io.nftproxy.proxy.render.TableNames.LOCAL_IPS;
-import static io.nftproxy.proxy.render.TableNames.LOCAL_NODEPORTS;
-import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_ENDPOINT_DROP;
-import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_ENDPOINT_REJECT;
-import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_DROP;
-import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_REJECT;
-import static io.nftproxy.proxy.render.TableNames.NODEPORT_CHAINS;
-import static io.nftproxy.proxy.render.TableNames.SERVICE_CHAINS;
-import static io.nftproxy.proxy.render.TableNames.SERVICE_IPS;
-import static io.nftproxy.proxy.render.TableNames.SERVICE_NODEPORTS;
+import static io.nftproxy.proxy.render.TableNames.IP_FRONTEND_SETS;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_FRONTEND_SETS;
 
 import java.net.InetAddress;
 import java.util.ArrayList;
@@ -27,6 +19,7 @@ import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.render.MapKeys;
+import io.nftproxy.proxy.render.Names;
 import io.nftproxy.proxy.sync.Generation;
 
 /**
@@ -37,10 +30,6 @@ import io.nftproxy.proxy.sync.Generation;
  * frontend is not in what was read (a service added meanwhile).
  */
 public final class KernelServiceNames {
-    private static final List<String> FRONTEND_SETS = List.of(SERVICE_IPS, SERVICE_CHAINS, LOCAL_IPS, NO_ENDPOINT_REJECT,
-            NO_ENDPOINT_DROP);
-    private static final List<String> NODEPORT_SETS = List.of(SERVICE_NODEPORTS, NODEPORT_CHAINS, LOCAL_NODEPORTS,
-            NODEPORT_NO_ENDPOINT_REJECT, NODEPORT_NO_ENDPOINT_DROP);
     private static final long REREAD_NANOS = 1_000_000_000L;
 
     private final NftKernel kernel;
@@ -84,7 +73,7 @@ public final class KernelServiceNames {
         for (IpFamily f : IpFamily.values()) {
             for (Map<Bytes, String> m : List.of(frontends.getOrDefault(f, Map.of()), nodePorts.getOrDefault(f, Map.of()))) {
                 m.forEach((key, comment) -> {
-                    if (serviceOf(comment).equals(service)) {
+                    if (Names.commentedService(comment).equals(service)) {
                         MapKeys.Frontend fe = MapKeys.decodeFrontend(key);
                         Frontend found = new Frontend(fe.address(), Protocol.ofNumber(fe.proto()), fe.port());
                         if (found.protocol() != null && !out.contains(found)) {
@@ -95,18 +84,6 @@ public final class KernelServiceNames {
             }
         }
         return out;
-    }
-
-    /** The service ("namespace/name") an element's comment ("namespace/name:port") names. */
-    static String serviceOf(String comment) {
-        int colon = comment.indexOf(':');
-        return colon < 0 ? comment : comment.substring(0, colon);
-    }
-
-    /** The port's name in such a comment, empty when it has none. */
-    static String portOf(String comment) {
-        int colon = comment.indexOf(':');
-        return colon < 0 ? "" : comment.substring(colon + 1);
     }
 
     /** A service's frontend found in the kernel: an address (null for a NodePort), its protocol and port. */
@@ -130,8 +107,8 @@ public final class KernelServiceNames {
         read = true;
         readAt = System.nanoTime();
         for (IpFamily f : IpFamily.values()) {
-            frontends.put(f, comments(f, FRONTEND_SETS));
-            nodePorts.put(f, comments(f, NODEPORT_SETS));
+            frontends.put(f, comments(f, IP_FRONTEND_SETS));
+            nodePorts.put(f, comments(f, NODEPORT_FRONTEND_SETS));
             clusterIps.put(f, new HashSet<>(comments(f, List.of(CLUSTER_IP_PORTS)).keySet()));
         }
     }

@@ -178,8 +178,8 @@ public final class KernelServiceView {
                     SERVICE_NODEPORTS, LOCAL_NODEPORTS, NODEPORT_CHAINS, NODEPORT_NO_ENDPOINT_REJECT, NODEPORT_NO_ENDPOINT_DROP)) {
                 for (SetElement e : elements(set)) {
                     String c = e.comment();
-                    if (c != null && KernelServiceNames.serviceOf(c).equals(service)) {
-                        mine.putIfAbsent(e.key(), KernelServiceNames.portOf(c));
+                    if (c != null && Names.commentedService(c).equals(service)) {
+                        mine.putIfAbsent(e.key(), Names.commentedPort(c));
                     }
                 }
             }
