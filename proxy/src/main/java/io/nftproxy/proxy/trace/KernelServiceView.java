@@ -14,6 +14,8 @@ import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_LOCAL_ENDPOINT;
 import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_DROP;
 import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_REJECT;
 import static io.nftproxy.proxy.render.TableNames.NO_LOCAL_ENDPOINT;
+import static io.nftproxy.proxy.render.TableNames.IP_FRONTEND_SETS;
+import static io.nftproxy.proxy.render.TableNames.NODEPORT_FRONTEND_SETS;
 import static io.nftproxy.proxy.render.TableNames.SERVICE_CHAINS;
 import static io.nftproxy.proxy.render.TableNames.SERVICE_IPS;
 import static io.nftproxy.proxy.render.TableNames.SERVICE_NODEPORTS;
@@ -28,6 +30,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -174,8 +177,7 @@ public final class KernelServiceView {
         List<Frontend> frontends(String service) throws NftException {
             // Key to the service port's name, from the comments of the sets a frontend is reached through.
             Map<Bytes, String> mine = new LinkedHashMap<>();
-            for (String set : List.of(SERVICE_IPS, LOCAL_IPS, SERVICE_CHAINS, NO_ENDPOINT_REJECT, NO_ENDPOINT_DROP,
-                    SERVICE_NODEPORTS, LOCAL_NODEPORTS, NODEPORT_CHAINS, NODEPORT_NO_ENDPOINT_REJECT, NODEPORT_NO_ENDPOINT_DROP)) {
+            for (String set : Stream.concat(IP_FRONTEND_SETS.stream(), NODEPORT_FRONTEND_SETS.stream()).toList()) {
                 for (SetElement e : elements(set)) {
                     String c = e.comment();
                     if (c != null && Names.commentedService(c).equals(service)) {
