@@ -42,8 +42,8 @@ final class FragmentBuilder {
     final NodeInfo node;
     final RuleParts p;
     final ProxyConfig config;
-    /** What the family's ports share: whether the pods' traffic is known, which ClusterIP connections are masqueraded. */
-    final FamilyPolicy policy;
+    /** What the family's ports share ({@link #policy}); asked only by the shared chains and the pods' match. */
+    private FamilyPolicy policy;
     final Map<String, DesiredChain> chains = new LinkedHashMap<>();
     final Map<String, NftSet> sets = new LinkedHashMap<>();
     final Map<String, List<SetElement>> elements = new LinkedHashMap<>();
@@ -60,7 +60,18 @@ final class FragmentBuilder {
         this.t = config.table();
         this.node = node;
         this.p = new RuleParts(f);
-        this.policy = FamilyPolicy.of(config, node, f);
+    }
+
+    /**
+     * Whether the pods' traffic is known and which ClusterIP connections are masqueraded in this
+     * family: decided by the plan (a service port's own in ServicePlan), computed here only when
+     * the globals or a pods' match ask, not for every service port rendered.
+     */
+    FamilyPolicy policy() {
+        if (policy == null) {
+            policy = FamilyPolicy.of(config, node, f);
+        }
+        return policy;
     }
 
     Fragment fragment() {
@@ -151,7 +162,7 @@ final class FragmentBuilder {
      * they can be ({@link FamilyPolicy#podTrafficKnown}).
      */
     List<Expr> podTraffic(boolean negate) {
-        if (!policy.podTrafficKnown()) {
+        if (!policy().podTrafficKnown()) {
             throw new IllegalStateException("the pods' traffic cannot be told apart in " + f + ": the plan sends none");
         }
         LocalDetection d = config.localDetection();

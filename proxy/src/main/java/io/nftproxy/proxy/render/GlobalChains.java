@@ -257,7 +257,7 @@ final class GlobalChains extends RenderPart {
                 concat(p.protoPort(), RuleParts.notIn(SERVICE_NODEPORTS), verdict(Verdict.RETURN)))));
         // Which connections to a ClusterIP are masqueraded is the family's (ServicePlan#clusterIpMasquerade):
         // one rule for every ClusterIP port.
-        switch (b.policy.clusterIpMasquerade()) {
+        switch (b.policy().clusterIpMasquerade()) {
             case ALL -> services.add(b.rule(SERVICES, concat(p.daddrProtoPort(), RuleParts.lookup(CLUSTER_IP_PORTS),
                     verdict(Verdict.jump(MARK_FOR_MASQUERADE)))));
             case NOT_FROM_PODS -> {
@@ -380,7 +380,7 @@ final class GlobalChains extends RenderPart {
         // The steps of ServicePlan#externalLocal for every port at once: the cluster steps for
         // frontends with cluster endpoints (all of them here, while the tree is in use), the rest
         // to this node's endpoints where the port has some (the local tree) and dropped where not.
-        ExternalLocalSteps steps = ExternalLocalSteps.of(b.policy, tree(kind), tree(kind.local()));
+        ExternalLocalSteps steps = ExternalLocalSteps.of(b.policy(), tree(kind), tree(kind.local()));
         // A frontend whose cluster count is past the root's blocks: to its block, by a verdict
         // element, before the root (only while some frontend is: a lookup for pods' and the
         // node's traffic to any Local frontend).
