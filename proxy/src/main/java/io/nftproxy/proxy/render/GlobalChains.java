@@ -25,6 +25,7 @@ import io.nftproxy.netlink.nft.expr.Masq;
 import io.nftproxy.proxy.config.NodePortAddresses;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.plan.ExternalLocalSteps;
+import io.nftproxy.proxy.plan.StickyTimeout;
 
 /**
  * The part of a family's table every service shares: the global maps and sets, the chains that

@@ -19,6 +19,7 @@ import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.plan.ServicePlan;
+import io.nftproxy.proxy.plan.StickyTimeout;
 
 /**
  * Renders the proxy state into the nf_tables objects of one table per family. A pure function.
@@ -104,7 +105,7 @@ public final class NftRenderer {
     private static SortedSet<StickyTimeout> stickyTimeouts(ProxyState state) {
         SortedSet<StickyTimeout> timeouts = new TreeSet<>();
         for (ServicePort svc : state.services().values()) {
-            timeouts.addAll(stickyTimeouts(svc));
+            timeouts.addAll(StickyTimeout.usedBy(svc));
         }
         return timeouts;
     }
@@ -121,7 +122,7 @@ public final class NftRenderer {
 
     /**
      * The global skeleton with the shared chains of these affinity timeouts (the distinct
-     * {@link #stickyTimeouts} of the state's services; a sync keeps count of them as ports change)
+     * {@link StickyTimeout#usedBy} of the state's services; a sync keeps count of them as ports change)
      * and the on-demand sets the services fill ({@link Fragment#demands}).
      */
     public Fragment globals(IpFamily f, ProxyState state, SortedSet<StickyTimeout> stickyTimeouts, Set<String> demanded) {
@@ -154,21 +155,6 @@ public final class NftRenderer {
         Fragment made = GlobalChains.picks(new FragmentBuilder(config, f, node), key.stickyTimeouts(), key.demanded());
         picks.put(key, made);
         return made;
-    }
-
-    /**
-     * The shared sticky chains a service port may use: its timeout's on the cluster trees, and
-     * on the local trees too if its external traffic is of policy Local. A function of the port
-     * alone (not of its endpoints), so that a sync can keep count as ports come and go.
-     */
-    public static List<StickyTimeout> stickyTimeouts(ServicePort svc) {
-        long seconds = svc.affinitySeconds();
-        if (seconds == 0) {
-            return List.of();
-        }
-        StickyTimeout cluster = new StickyTimeout(seconds, false);
-        return svc.hasExternal() && svc.externalPolicyLocal()
-                ? List.of(cluster, new StickyTimeout(seconds, true)) : List.of(cluster);
     }
 
     /** One service port's contribution to one family's table (empty if it has no IP of that family). */

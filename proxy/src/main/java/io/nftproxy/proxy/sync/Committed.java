@@ -14,7 +14,7 @@ import java.util.function.ToIntFunction;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePortName;
-import io.nftproxy.proxy.render.StickyTimeout;
+import io.nftproxy.proxy.plan.StickyTimeout;
 
 /**
  * What the kernel holds of ours, as we committed it: per family, our table's state (its

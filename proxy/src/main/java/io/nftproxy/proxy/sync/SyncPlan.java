@@ -13,8 +13,7 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.plan.TableFamilies;
-import io.nftproxy.proxy.render.NftRenderer;
-import io.nftproxy.proxy.render.StickyTimeout;
+import io.nftproxy.proxy.plan.StickyTimeout;
 
 /**
  * What one sync does, decided before anything is rendered: its kind, the service ports it
@@ -124,7 +123,7 @@ record SyncPlan(Kind kind, Set<ServicePortName> ports, boolean nodeChanged, bool
     /** Counts the shared sticky chains {@code svc} uses (null: none) in or out of {@code timeouts}. */
     private static void countStickyTimeouts(TreeMap<StickyTimeout, Integer> timeouts, ServicePort svc, int delta) {
         if (svc != null) {
-            for (StickyTimeout t : NftRenderer.stickyTimeouts(svc)) {
+            for (StickyTimeout t : StickyTimeout.usedBy(svc)) {
                 timeouts.merge(t, delta, (a, b) -> a + b == 0 ? null : a + b);
             }
         }

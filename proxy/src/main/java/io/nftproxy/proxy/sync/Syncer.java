@@ -40,7 +40,7 @@ import io.nftproxy.proxy.render.DesiredChain;
 import io.nftproxy.proxy.render.EndpointSlots;
 import io.nftproxy.proxy.render.Fragment;
 import io.nftproxy.proxy.render.NftRenderer;
-import io.nftproxy.proxy.render.StickyTimeout;
+import io.nftproxy.proxy.plan.StickyTimeout;
 import io.nftproxy.proxy.render.Transitions;
 
 /**
