@@ -1,25 +1,6 @@
 package io.nftproxy.proxy.counters;
 
-import static io.nftproxy.proxy.render.TableNames.CHAIN_ENDPOINTS;
-import static io.nftproxy.proxy.render.TableNames.LOCAL_ENDPOINTS;
-import static io.nftproxy.proxy.render.TableNames.LOCAL_IPS;
-import static io.nftproxy.proxy.render.TableNames.LOCAL_NODEPORTS;
-import static io.nftproxy.proxy.render.TableNames.NODEPORT_LOCAL_ENDPOINTS;
-import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_LOCAL_ENDPOINT;
-import static io.nftproxy.proxy.render.TableNames.NO_LOCAL_ENDPOINT;
-import static io.nftproxy.proxy.render.TableNames.NODEPORT_CHAINS;
-import static io.nftproxy.proxy.render.TableNames.NODEPORT_ENDPOINTS;
-import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_ENDPOINT_DROP;
-import static io.nftproxy.proxy.render.TableNames.NODEPORT_NO_ENDPOINT_REJECT;
-import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_DROP;
-import static io.nftproxy.proxy.render.TableNames.NO_ENDPOINT_REJECT;
-import static io.nftproxy.proxy.render.TableNames.SERVICE_CHAINS;
-import static io.nftproxy.proxy.render.TableNames.SERVICE_ENDPOINTS;
-import static io.nftproxy.proxy.render.TableNames.SERVICE_IPS;
-import static io.nftproxy.proxy.render.TableNames.SERVICE_NODEPORTS;
-
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -27,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import io.nftproxy.proxy.render.TableNames;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.CountedElement;
 import io.nftproxy.netlink.nft.Data;
@@ -37,6 +17,7 @@ import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.render.CountedSet;
 import io.nftproxy.proxy.render.MapKeys;
 
 /**
@@ -82,38 +63,28 @@ public final class CounterAttribution {
 
     /** The series an element of {@code set} counts for, or null when it names nothing we serve now. */
     public CounterSeries of(String set, CountedElement e) {
+        CountedSet counted = CountedSet.of(set);
+        if (counted == null) {
+            return null;
+        }
         int frontLen = family.addressBytes() + 8;
         Bytes key = e.key();
-        String base = TableNames.endpointMapBase(set);
-        switch (base != null ? base : set) {
-            case SERVICE_IPS, SERVICE_CHAINS, LOCAL_IPS -> {
-                return series(Kind.CONNECTIONS, frontends.get(key), null);
+        switch (counted.key()) {
+            case FRONTEND -> {
+                return series(counted.met(), frontends.get(key), null);
             }
-            case SERVICE_NODEPORTS, NODEPORT_CHAINS, LOCAL_NODEPORTS -> {
-                return series(Kind.CONNECTIONS, nodePorts.get(key), null);
+            case NODEPORT -> {
+                return series(counted.met(), nodePorts.get(key), null);
             }
-            case NO_ENDPOINT_REJECT -> {
-                return series(Kind.REJECTED, frontends.get(key), null);
-            }
-            case NO_ENDPOINT_DROP, NO_LOCAL_ENDPOINT -> {
-                return series(Kind.DROPPED, frontends.get(key), null);
-            }
-            case NODEPORT_NO_ENDPOINT_REJECT -> {
-                return series(Kind.REJECTED, nodePorts.get(key), null);
-            }
-            case NODEPORT_NO_ENDPOINT_DROP, NODEPORT_NO_LOCAL_ENDPOINT -> {
-                return series(Kind.DROPPED, nodePorts.get(key), null);
-            }
-            case SERVICE_ENDPOINTS, LOCAL_ENDPOINTS -> {
+            case FRONTEND_INDEX -> {
                 // "frontend . index" to "endpoint . port"
-                return key.length() == frontLen + 4 ? series(Kind.ENDPOINT_CONNECTIONS,
-                        frontends.get(key.slice(0, frontLen)), endpoint(e.data())) : null;
+                return key.length() == frontLen + 4
+                        ? series(counted.met(), frontends.get(key.slice(0, frontLen)), endpoint(e.data())) : null;
             }
-            case NODEPORT_ENDPOINTS, NODEPORT_LOCAL_ENDPOINTS -> {
-                return key.length() == 12 ? series(Kind.ENDPOINT_CONNECTIONS, nodePorts.get(key.slice(0, 8)),
-                        endpoint(e.data())) : null;
+            case NODEPORT_INDEX -> {
+                return key.length() == 12 ? series(counted.met(), nodePorts.get(key.slice(0, 8)), endpoint(e.data())) : null;
             }
-            case CHAIN_ENDPOINTS -> {
+            case FIRST_CLUSTER_IP_AND_ENDPOINT -> {
                 // "service IP . proto . port . endpoint . port"; the unspecified endpoint, port 0,
                 // is the external chain's drop when no endpoint is on this node.
                 if (key.length() != 2 * frontLen - 4) {
@@ -121,13 +92,22 @@ public final class CounterAttribution {
                 }
                 ServicePortName id = chainKeys.get(key.slice(0, frontLen));
                 Bytes ep = key.slice(frontLen, key.length());
-                return ep.equals(MapKeys.endpoint(zero(family), 0)) ? series(Kind.DROPPED, id, null)
-                        : series(Kind.ENDPOINT_CONNECTIONS, id, endpoint(ep));
+                return ep.equals(MapKeys.endpoint(zero(family), 0)) ? series(CountedSet.Met.DROP, id, null)
+                        : series(counted.met(), id, endpoint(ep));
             }
-            default -> {
-                return null;
-            }
+            default -> throw new AssertionError(counted.key());
         }
+    }
+
+    /** The series of what a packet met, for a service port (null: none we serve now) and an endpoint. */
+    private static CounterSeries series(CountedSet.Met met, ServicePortName id, String endpoint) {
+        Kind kind = switch (met) {
+            case SERVICE -> Kind.CONNECTIONS;
+            case ENDPOINT -> Kind.ENDPOINT_CONNECTIONS;
+            case REJECT -> Kind.REJECTED;
+            case DROP -> Kind.DROPPED;
+        };
+        return series(kind, id, endpoint);
     }
 
     private static CounterSeries series(Kind kind, ServicePortName id, String endpoint) {
