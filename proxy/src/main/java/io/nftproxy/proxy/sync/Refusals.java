@@ -4,6 +4,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.nftproxy.netlink.nft.Chain;
+import io.nftproxy.netlink.nft.NftObject;
+import io.nftproxy.netlink.nft.Rule;
+import io.nftproxy.netlink.nft.TransactionException;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,5 +68,29 @@ final class Refusals {
         LOG.debug("rendering service port {} failed", id, e);
         refused.put(id, Refusal.of(state, id));
         rejected.add(id + ": " + reason);
+    }
+
+    /**
+     * The service port whose chain the failing operation touched, if any: a chain this sync
+     * rendered, or one we hold. Null for the globals' (no service to leave out) and for operations
+     * on no chain.
+     */
+    static ServicePortName ownerOf(TransactionException e, Map<String, Contributor> renderedOwners, Committed committed) {
+        if (e.operation() == null) {
+            return null;
+        }
+        NftObject o = e.operation().object();
+        // Named in the kernel's terms; we hold the renderer's.
+        String chain = Generation.original(o instanceof Rule r ? r.chain() : o instanceof Chain c ? c.name() : null);
+        if (chain == null) {
+            return null;
+        }
+        Contributor owner = renderedOwners.get(chain);
+        for (TableState ts : committed.tables().values()) {
+            if (owner == null) {
+                owner = ts.chainOwner.get(chain);
+            }
+        }
+        return owner == null ? null : owner.port(); // the globals' port is null: no service to leave out
     }
 }

@@ -21,13 +21,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.nftproxy.netlink.nft.Bytes;
-import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.CommitStats;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.NftKernel;
-import io.nftproxy.netlink.nft.NftObject;
 import io.nftproxy.netlink.nft.NftSet;
-import io.nftproxy.netlink.nft.Rule;
 import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Table;
 import io.nftproxy.netlink.nft.Transaction;
@@ -97,13 +94,6 @@ public final class Syncer implements Backend {
     public interface Committer {
         CommitStats commit(Transaction tx) throws NftException;
     }
-
-    /**
-     * Elements in one transaction of a re-assertion's repair: another nftables user waits about
-     * 10 ms for one (measured at 10,000 services), and the repair of 30,000 services takes a few
-     * hundred.
-     */
-    static final int RESEND_SLICE = 2048;
 
     /**
      * Objects (elements, rules, chains, sets) in one transaction of a first sync onto a node
@@ -216,9 +206,11 @@ public final class Syncer implements Backend {
             if (noTablesOfOurs()) {
                 return replaceInBatches(plan, state, Generation.FIRST, false);
             }
-            SyncResult r = takeOver(plan, state);
-            if (r != null) {
-                return r;
+            WrittenBeside.Taken taken = new WrittenBeside(client, tableName, committer, committed, firstSyncBatch)
+                    .takeOver(next -> replaceInBatches(plan, state, next, true), this::clearCommitted);
+            if (taken != null) {
+                generation = taken.generation();
+                return taken.result();
             }
         }
         List<String> rejected = new ArrayList<>();
@@ -242,7 +234,7 @@ public final class Syncer implements Backend {
                     generation = Generation.FIRST;
                 }
                 SyncResult r = recordCommitted(plan, a, before.plus(st), chainsBefore, state, rejected);
-                return plan.kind() == SyncPlan.Kind.REASSERT ? resendAll(r) : r;
+                return plan.kind() == SyncPlan.Kind.REASSERT ? reassert(r) : r;
             } catch (TransactionException e) {
                 if (attempt >= MAX_EXCLUSIONS_PER_SYNC || !leaveOut(e, a, plan, state, rejected)) {
                     throw e;
@@ -254,15 +246,6 @@ public final class Syncer implements Backend {
     /** What this sync does, from what we hold and what changed ({@link SyncPlan#of}). */
     private SyncPlan plan(ProxyState state, Set<ServicePortName> changed) {
         return SyncPlan.of(committed.held(), state, changed, renderer.config());
-    }
-
-    /**
-     * What a sync renders: per family, the fragments of the contributors it changes (null for one
-     * that goes), in the order sent; the tables it creates; which contributor owns each chain.
-     */
-    /** {@code demands}: per family, the on-demand parts the services need once the sync is in. */
-    private record Rendered(Map<IpFamily, Map<Contributor, Fragment>> changes, Map<IpFamily, TableState> fresh,
-                            Map<String, Contributor> chainOwners, long renderNanos, Map<IpFamily, Set<String>> demands) {
     }
 
     /** Per family, the fragments of the plan's ports that differ from what we hold. */
@@ -605,236 +588,41 @@ public final class Syncer implements Backend {
     }
 
     /**
-     * A first sync onto a node without our tables, in transactions that each leave the kernel
-     * consistent: the tables and globals, then whole services ({@link FirstSyncBatches}). A
-     * service whose objects the kernel refuses is left out, as in one transaction. When a
-     * transaction fails otherwise, the services before it stay in the kernel and what we hold is
-     * forgotten: the retry replaces our tables whole.
-     *
-     * <p>With {@code beside}, the same in generation {@code g} beside the
-     * generation in use, tables kept and base chains' rules held back for the switch
-     * ({@link #takeOver}): nothing reaches what is written.
+     * A table written whole in batches ({@link BatchedReplace}): a first sync onto a node without
+     * our tables, or ({@code beside}) in generation {@code g} beside the generation in use, for a
+     * takeover ({@link WrittenBeside}). When a transaction fails, the services before it stay in
+     * the kernel and what we hold is forgotten: the retry replaces our tables whole.
      */
-    private SyncResult replaceInBatches(SyncPlan plan, ProxyState state, Generation g,
-                                        boolean beside) throws NftException {
+    private SyncResult replaceInBatches(SyncPlan plan, ProxyState state, Generation g, boolean beside)
+            throws NftException {
         List<String> rejected = new ArrayList<>();
         Rendered r = render(plan, state, rejected);
-        CommitStats sum = CommitStats.EMPTY;
-        int changedChains = 0;
-        long prepareNanos = 0;
+        BatchedReplace.Written w;
         try {
-            FirstSyncBatches.Queue batches = FirstSyncBatches.queue(r.changes());
-            // Each transaction sized by what the kernel took for the last ones (KernelPace).
-            KernelPace pace = new KernelPace(firstSyncBatch);
-            while (batches.hasNext()) {
-                FirstSyncBatches.Batch next = batches.next(pace.limit());
-                // The first batch: the fresh tables and their globals, cut again by the kernel's pace.
-                boolean globalsBatch = next.isGlobals();
-                List<Contributor> batch = new ArrayList<>(next.ports());
-                for (int attempt = 0; ; attempt++) {
-                    long t0 = System.nanoTime();
-                    Transaction tx = new Transaction();
-                    List<Delta> deltas = batchTransaction(plan, r, batch, globalsBatch, beside, tx);
-                    prepareNanos += System.nanoTime() - t0;
-                    try {
-                        if (globalsBatch) {
-                            for (Transaction part : FirstSyncBatches.globals(tx, pace.limit(), !beside)) {
-                                CommitStats st = committer.commit(g.apply(part));
-                                pace.observe(FirstSyncBatches.weight(part), st.kernelNanos());
-                                sum = sum.plus(st);
-                            }
-                        } else {
-                            CommitStats st = committer.commit(g.apply(tx));
-                            pace.observe(next.weight(), st.kernelNanos());
-                            sum = sum.plus(st);
-                        }
-                    } catch (TransactionException e) {
-                        ServicePortName culprit = ownerOf(e, r.chainOwners());
-                        if (attempt >= MAX_EXCLUSIONS_PER_SYNC || culprit == null) {
-                            throw e;
-                        }
-                        refusals.kernelRefused(culprit, state, e.getMessage(), rejected);
-                        batch.remove(Contributor.of(culprit));
-                        try (Committed.Writing w = committed.writing()) {
-                            deltas.forEach(Delta::discard);
-                        }
-                        continue;
-                    }
-                    try (Committed.Writing w = committed.writing()) {
-                        for (Delta d : deltas) {
-                            d.apply();
-                            changedChains += d.changedChains();
-                        }
-                        if (globalsBatch) {
-                            committed.replace(r.fresh(), Set.of());
-                        }
-                    }
-                    break;
-                }
-            }
+            w = new BatchedReplace(committed, refusals, tableName, committer, firstSyncBatch, MAX_EXCLUSIONS_PER_SYNC)
+                    .write(plan, r, state, g, beside, rejected);
         } catch (NftException | RuntimeException e) {
             // The kernel holds the services of the batches it took; the next sync replaces them whole.
             clearCommitted();
             throw e;
         }
-        return synced(plan, state, sum, changedChains, rejected, r.renderNanos() + prepareNanos);
+        return synced(plan, state, w.commits(), w.changedChains(), rejected, r.renderNanos() + w.prepareNanos());
     }
 
     /**
-     * One batch of a table written whole, into {@code tx}: in each family the plan uses, the
-     * batch's fragments as a delta from what we hold, and for the globals' batch the fresh table
-     * itself first (created over ours, or beside it under the next generation's names); a family
-     * the plan no longer uses loses its table in the globals' batch (beside: the switch deletes
-     * it, Takeover#switchTo). The ports' deltas are counted into what we hold as they are
-     * computed, and discarded if the kernel refuses them; the globals' are applied once taken.
+     * A re-assertion's repair after its sync ({@link Reassertion}): when it fails, what we hold
+     * is forgotten, so that the retry rebuilds our tables whole.
      */
-    private List<Delta> batchTransaction(SyncPlan plan, Rendered r, List<Contributor> batch, boolean globalsBatch,
-                                         boolean beside, Transaction tx) {
-        List<Delta> deltas = new ArrayList<>();
-        for (IpFamily f : IpFamily.values()) {
-            if (!plan.families().contains(f)) {
-                if (globalsBatch && !beside) {
-                    Table t = new Table(f.nft(), tableName);
-                    tx.add(t).delete(t); // no table in a family the node does not use
-                }
-                continue;
-            }
-            TableState ts = globalsBatch ? r.fresh().get(f) : committed.get(f);
-            if (globalsBatch && !beside) {
-                tx.add(ts.table).delete(ts.table).add(ts.table); // as in one transaction
-            } else if (globalsBatch) {
-                tx.add(ts.table); // a family without a table of ours gets one
-            }
-            Map<Contributor, Fragment> changes = r.changes().get(f);
-            Map<Contributor, Fragment> part = new LinkedHashMap<>();
-            for (Contributor who : batch) {
-                if (changes.containsKey(who)) {
-                    part.put(who, changes.get(who));
-                }
-            }
-            Delta d;
-            if (globalsBatch) {
-                d = new Delta(ts, part);
-            } else {
-                try (Committed.Writing w = committed.writing()) {
-                    d = Delta.counting(ts, part);
-                }
-            }
-            d.write(tx);
-            deltas.add(d);
-        }
-        return deltas;
-    }
-
-    /**
-     * A full sync over our tables of a previous run (a restart, an upgrade) or of ours forgotten (a
-     * rebuild): the new ruleset written beside the generation in use, switched to in one small
-     * transaction, the old one deleted after ({@link Takeover}); until the switch traffic meets
-     * the old ruleset, whole. Null when it cannot be done so (base chains that reach both
-     * generations, a base chain whose hook or priority changed, a transaction refused for no
-     * service): the caller replaces our tables in one transaction, as before generations existed.
-     * A failure to delete the old generation leaves it unreachable, and the next takeover deletes it.
-     */
-    private SyncResult takeOver(SyncPlan plan, ProxyState state) throws NftException {
-        Map<IpFamily, Takeover.Listing> ours;
-        Generation old;
+    private SyncResult reassert(SyncResult r) throws NftException {
+        CommitStats repaired;
         try {
-            ours = Takeover.list(client, tableName);
-            old = Takeover.inUse(client, ours);
-        } catch (NftException e) {
-            LOG.warn("could not read which chains and sets table {} holds ({}); replacing it in one transaction",
-                    tableName, e.getMessage());
-            return null;
-        }
-        if (old == null) {
-            LOG.warn("the base chains of table {} reach two generations of our chains and sets; replacing the table in"
-                    + " one transaction", tableName);
-            return null;
-        }
-        Generation next = old.other();
-        SyncResult written;
-        CommitStats switched;
-        CommitStats leftovers = CommitStats.EMPTY;
-        try {
-            // What a takeover that stopped half-way left in the next generation: nothing reaches it.
-            // Its keys are read without a lock (we hold none of it) to empty its sets in small steps.
-            for (Transaction tx : Takeover.drop(next, ours,
-                    (f, set) -> kernelKeys(f, next.set(set)), (f, c) -> null, firstSyncBatch)) {
-                leftovers = leftovers.plus(committer.commit(tx));
-            }
-            written = replaceInBatches(plan, state, next, true);
-            switched = committer.commit(Takeover.switchTo(next, committed.tables(), ours));
-            ours.keySet().retainAll(committed.tables().keySet()); // the switch deleted the tables of families not in use
-        } catch (NftException e) {
-            LOG.warn("could not write table {} beside the ruleset in use ({}); replacing it in one transaction",
-                    tableName, e.getMessage());
-            clearCommitted();
-            return null;
-        }
-        generation = next;
-        CommitStats dropped = CommitStats.EMPTY;
-        try {
-            for (Transaction tx : Takeover.drop(old, ours, this::largeHeldKeys, this::heldRules, firstSyncBatch)) {
-                dropped = dropped.plus(committer.commit(tx));
-            }
-        } catch (NftException e) {
-            LOG.warn("deleting the previous ruleset of table {}: {}; it is unreachable, and the next takeover deletes it",
-                    tableName, e.getMessage());
-        }
-        return new SyncResult(true, leftovers.plus(written.commit()).plus(switched).plus(dropped), written.changedChains(),
-                written.chains(), written.rules(), written.elements(), written.rejectedServices(), written.renderNanos());
-    }
-
-    /** The keys of one set of our tables in the kernel, named in the kernel's terms (a takeover's leftovers). */
-    private List<Bytes> kernelKeys(IpFamily f, String kernelSet) {
-        try {
-            return client.listElements(f.nft(), tableName, kernelSet).stream()
-                    .filter(e -> !e.isIntervalEnd()).map(SetElement::key).toList();
-        } catch (NftException e) {
-            return null; // deleted with the set
-        }
-    }
-
-    /** The keys we hold in a set large enough that deleting it whole would hold the kernel's lock for long; else null. */
-    private List<Bytes> largeHeldKeys(IpFamily f, String set) {
-        return heldCount(f, set) < firstSyncBatch ? null : heldKeys(f, set);
-    }
-
-    /** How many rules we hold in one chain (null: none). */
-    private Integer heldRules(IpFamily f, String chain) {
-        TableState ts = committed.get(f);
-        DesiredChain c = ts == null ? null : ts.chains.get(chain);
-        return c == null ? null : c.rules().size();
-    }
-
-    /**
-     * The re-assertion's repair: every element we hold sent again, {@value #RESEND_SLICE} a
-     * transaction, and every chain's rules compared with the kernel's. When the kernel refuses a
-     * transaction (someone changed an element) or a chain differs, what we hold is forgotten, so
-     * that the retry rebuilds our tables whole.
-     */
-    private SyncResult resendAll(SyncResult r) throws NftException {
-        CommitStats sum = r.commit();
-        try {
-            for (TableState ts : committed.tables().values()) {
-                for (Transaction tx : ResendSlices.of(ts, RESEND_SLICE)) {
-                    sum = sum.plus(resendCommitter.commit(generation.apply(tx)));
-                }
-                for (String chain : new TreeSet<>(ts.chains.keySet())) {
-                    List<Rule> kernel = client.listRules(ts.table.family(), ts.table.name(), generation.chain(chain));
-                    List<Rule> ours = ts.chains.get(chain).rules().stream().map(generation::rule).toList();
-                    if (!ResendSlices.sameRules(ours, kernel)) {
-                        throw new NftException("re-asserting our tables", new IllegalStateException("chain " + chain
-                                + " of table " + ts.table.family().keyword() + " " + ts.table.name() + " differs from what we committed"));
-                    }
-                }
-            }
+            repaired = Reassertion.repair(committed, generation, resendCommitter, client);
         } catch (NftException e) {
             forgetCommitted();
             throw e;
         }
-        return new SyncResult(true, sum, r.changedChains(), r.chains(), r.rules(), r.elements(), r.rejectedServices(),
-                r.renderNanos(), false);
+        return new SyncResult(true, r.commit().plus(repaired), r.changedChains(), r.chains(), r.rules(), r.elements(),
+                r.rejectedServices(), r.renderNanos(), false);
     }
 
     /** After the kernel took an attempt's transaction: what it holds now is what we recorded. */
@@ -873,7 +661,7 @@ public final class Syncer implements Backend {
      * until it changes (named in the log) and the sync tried again; false when it belongs to none.
      */
     private boolean leaveOut(TransactionException e, Attempt a, SyncPlan plan, ProxyState state, List<String> rejected) {
-        ServicePortName culprit = ownerOf(e, a.chainOwners());
+        ServicePortName culprit = Refusals.ownerOf(e, a.chainOwners(), committed);
         if (culprit == null) {
             return false;
         }
@@ -907,26 +695,6 @@ public final class Syncer implements Backend {
     private static boolean unchanged(ProxyState from, ServicePortName id, ServicePort svc, ProxyState state) {
         return from != null && from.node().equals(state.node()) && svc.equals(from.services().get(id))
                 && from.endpointsOf(id).equals(state.endpointsOf(id));
-    }
-
-    /** The service port whose chain the failing operation touched, if any. */
-    private ServicePortName ownerOf(TransactionException e, Map<String, Contributor> renderedOwners) {
-        if (e.operation() == null) {
-            return null;
-        }
-        NftObject o = e.operation().object();
-        // Named in the kernel's terms; we hold the renderer's.
-        String chain = Generation.original(o instanceof Rule r ? r.chain() : o instanceof Chain c ? c.name() : null);
-        if (chain == null) {
-            return null;
-        }
-        Contributor owner = renderedOwners.get(chain);
-        for (TableState ts : committed.tables().values()) {
-            if (owner == null) {
-                owner = ts.chainOwner.get(chain);
-            }
-        }
-        return owner == null ? null : owner.port(); // the globals' port is null: no service to leave out
     }
 
     /** Deletes our tables (and forgets what we committed). Needs the client. */
