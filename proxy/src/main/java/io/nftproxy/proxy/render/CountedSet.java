@@ -8,7 +8,8 @@ import java.util.Map;
  * its key names a service port, and what a packet counted there met. What builds the sets
  * ({@link CountedSets}) and what reads their counters back (counters.CounterAttribution) both
  * take it from here, so that a set renamed, or a counting set added, cannot leave the counters
- * behind unnoticed.
+ * behind unnoticed. The endpoint maps' own names (one per bucket of counts and block) are the pick
+ * trees' ({@link PickTree}), each read back here by its kind.
  */
 public enum CountedSet {
     SERVICE_IPS(TableNames.SERVICE_IPS, Key.FRONTEND, Met.SERVICE),

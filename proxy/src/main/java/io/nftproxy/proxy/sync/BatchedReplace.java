@@ -23,9 +23,9 @@ import io.nftproxy.proxy.render.Fragment;
  * tables writes so; a takeover writes the same beside the generation in use ({@code beside}:
  * tables kept, base chains' rules held back for the switch, {@link Takeover}), where nothing
  * reaches what is written. A service whose objects the kernel refuses is left out, as in one
- * transaction, up to {@code maxExclusions} times a batch. When a transaction fails otherwise, the
- * services before it stay in the kernel, and the caller forgets what we hold: the retry replaces
- * our tables whole.
+ * transaction, up to {@code maxExclusions} times a batch. When a transaction fails other than by a
+ * refused service, the services before it stay in the kernel, and the caller clears what we hold:
+ * the retry replaces our tables whole.
  */
 final class BatchedReplace {
     /** What the batches wrote: their commits, the chains they changed, the time spent preparing them. */

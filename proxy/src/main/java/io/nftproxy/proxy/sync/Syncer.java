@@ -207,9 +207,8 @@ public final class Syncer implements Backend {
                 return replaceInBatches(plan, state, Generation.FIRST, false);
             }
             WrittenBeside.Taken taken = new WrittenBeside(client, tableName, committer, committed, firstSyncBatch)
-                    .takeOver(next -> replaceInBatches(plan, state, next, true), this::clearCommitted);
+                    .takeOver(next -> replaceInBatches(plan, state, next, true), this::clearCommitted, g -> generation = g);
             if (taken != null) {
-                generation = taken.generation();
                 return taken.result();
             }
         }
@@ -590,8 +589,9 @@ public final class Syncer implements Backend {
     /**
      * A table written whole in batches ({@link BatchedReplace}): a first sync onto a node without
      * our tables, or ({@code beside}) in generation {@code g} beside the generation in use, for a
-     * takeover ({@link WrittenBeside}). When a transaction fails, the services before it stay in
-     * the kernel and what we hold is forgotten: the retry replaces our tables whole.
+     * takeover ({@link WrittenBeside}). A service the kernel refuses is left out; when a
+     * transaction fails otherwise, the services before it stay in the kernel and what we hold is
+     * cleared: the retry replaces our tables whole.
      */
     private SyncResult replaceInBatches(SyncPlan plan, ProxyState state, Generation g, boolean beside)
             throws NftException {

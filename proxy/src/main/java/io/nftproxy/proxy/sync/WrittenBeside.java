@@ -2,6 +2,7 @@ package io.nftproxy.proxy.sync;
 
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,8 +26,8 @@ import io.nftproxy.proxy.render.DesiredChain;
 final class WrittenBeside {
     private static final Logger LOG = LoggerFactory.getLogger(Syncer.class);
 
-    /** What a takeover did, and the generation of names in use after it. */
-    record Taken(SyncResult result, Generation generation) {
+    /** What a takeover did. */
+    record Taken(SyncResult result) {
     }
 
     /** Our table written whole under generation {@code g}'s names, beside the one in use ({@link BatchedReplace}). */
@@ -54,9 +55,11 @@ final class WrittenBeside {
      * Takes our tables over, or null when it cannot be done so (base chains that reach both
      * generations, a base chain whose hook or priority changed, a transaction refused for no
      * service): the caller replaces our tables in one transaction, as before generations existed.
-     * When writing beside failed, what we hold is cleared ({@code clear}) first.
+     * When writing beside failed, what we hold is cleared ({@code clear}) first. {@code switched}
+     * is told the generation in use as soon as the switch is committed, before the old one is
+     * deleted: what reads the kernel meanwhile (the counters' scrape) reads the new one.
      */
-    Taken takeOver(Writer writer, Runnable clear) throws NftException {
+    Taken takeOver(Writer writer, Runnable clear, Consumer<Generation> switched) throws NftException {
         Map<IpFamily, Takeover.Listing> ours;
         Generation old;
         try {
@@ -74,7 +77,7 @@ final class WrittenBeside {
         }
         Generation next = old.other();
         SyncResult written;
-        CommitStats switched;
+        CommitStats switchedTo;
         CommitStats leftovers = CommitStats.EMPTY;
         try {
             // What a takeover that stopped half-way left in the next generation: nothing reaches it.
@@ -83,7 +86,7 @@ final class WrittenBeside {
                 leftovers = leftovers.plus(committer.commit(tx));
             }
             written = writer.write(next);
-            switched = committer.commit(Takeover.switchTo(next, committed.tables(), ours));
+            switchedTo = committer.commit(Takeover.switchTo(next, committed.tables(), ours));
             ours.keySet().retainAll(committed.tables().keySet()); // the switch deleted the tables of families not in use
         } catch (NftException e) {
             LOG.warn("could not write table {} beside the ruleset in use ({}); replacing it in one transaction",
@@ -91,6 +94,7 @@ final class WrittenBeside {
             clear.run();
             return null;
         }
+        switched.accept(next);
         CommitStats dropped = CommitStats.EMPTY;
         try {
             for (Transaction tx : Takeover.drop(old, ours, this::largeHeldKeys, this::heldRules, batch)) {
@@ -100,9 +104,9 @@ final class WrittenBeside {
             LOG.warn("deleting the previous ruleset of table {}: {}; it is unreachable, and the next takeover deletes it",
                     tableName, e.getMessage());
         }
-        return new Taken(new SyncResult(true, leftovers.plus(written.commit()).plus(switched).plus(dropped),
+        return new Taken(new SyncResult(true, leftovers.plus(written.commit()).plus(switchedTo).plus(dropped),
                 written.changedChains(), written.chains(), written.rules(), written.elements(), written.rejectedServices(),
-                written.renderNanos()), next);
+                written.renderNanos()));
     }
 
     /** The keys of one set of our tables in the kernel, named in the kernel's terms (a takeover's leftovers). */
