@@ -26,14 +26,17 @@ public final class Clients {
 
     /**
      * Connects over TCP from source port {@code srcPort} (0: the kernel's choice). A caller that
-     * never gives a port twice never meets a server's TIME_WAIT of an earlier connection with the
-     * same addresses and ports, which may answer a new SYN with an ACK and make TCP retry it a
-     * second later.
+     * never gives the same addresses and ports twice never meets a server's TIME_WAIT of an
+     * earlier connection, which may answer a new SYN with an ACK and make TCP retry it a second
+     * later; a source port may be given again to connect elsewhere.
      */
     public static Sandbox.Outcome tcp(Netns from, String src, int srcPort, String dst, int port) throws Exception {
         return from.ns().call(() -> {
             try (SocketChannel c = SocketChannel.open()) {
                 if (src != null) {
+                    // A source port used before may still be in TIME_WAIT (the client's close may
+                    // cross the server's): bound again, to connect elsewhere.
+                    c.setOption(StandardSocketOptions.SO_REUSEADDR, true);
                     c.bind(new InetSocketAddress(InetAddress.getByName(src), srcPort));
                 }
                 c.socket().connect(new InetSocketAddress(InetAddress.getByName(dst), port), 1500);

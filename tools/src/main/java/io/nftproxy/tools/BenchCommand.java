@@ -45,6 +45,7 @@ import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.counters.ServiceCounters;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.LbAlgorithm;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
@@ -70,6 +71,11 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--endpoints", defaultValue = "10", description = "Endpoints per service (default: ${DEFAULT-VALUE}).")
     int endpoints;
+
+    @Option(names = "--lb-algorithm", defaultValue = "random", paramLabel = "NAME", description = "How every generated"
+            + " service picks its endpoints (its " + LbAlgorithm.ANNOTATION + " annotation: random, maglev, source-hash;"
+            + " default: ${DEFAULT-VALUE}); the full sync also reports the kernel's slab it grew.")
+    String lbAlgorithm;
 
     @Option(names = "--changes", defaultValue = "200", description = "Single-endpoint changes timed per size (default: ${DEFAULT-VALUE}).")
     int changes;
@@ -302,8 +308,13 @@ final class BenchCommand implements Callable<Integer> {
         try (NftClient client = NftClient.open(NetNamespace.named(nsName))) {
             NftRenderer renderer = new NftRenderer(BenchState.config());
             Syncer syncer = new Syncer(client, renderer, "nftproxy");
-            ProxyState state = BenchState.synthetic(n, endpoints, 0);
+            LbAlgorithm algorithm = LbAlgorithm.of(lbAlgorithm);
+            if (algorithm == null) {
+                throw new IllegalArgumentException("--lb-algorithm " + lbAlgorithm + ": not one of " + LbAlgorithm.choices());
+            }
+            ProxyState state = BenchState.withAlgorithm(BenchState.synthetic(n, endpoints, 0), algorithm);
             System.gc();
+            long slabBefore = algorithm.hashed() ? KernelMemory.settledSlabKb() : 0;
             near = neighbour ? new Neighbours(nsName) : null;
             SyncResult full = null;
             long fullNanos = 0;
@@ -329,6 +340,10 @@ final class BenchCommand implements Callable<Integer> {
                             batches.get(b) == 0 ? "one transaction" : "transactions of ~" + batches.get(b) + " objects",
                             commits.count(), commits.maxNanos() / 1e6, commits.describe()), t0, System.nanoTime());
                 }
+            }
+            if (algorithm.hashed()) {
+                System.out.printf("          %s: the kernel's slab grew by %d MB in the full sync (%d elements)%n", lbAlgorithm,
+                        (KernelMemory.slabKb() - slabBefore) / 1024, full.elements());
             }
             if (readBack) {
                 for (int i = 0; i < 2; i++) {

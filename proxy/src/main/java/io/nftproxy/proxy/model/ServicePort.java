@@ -6,7 +6,8 @@ import java.util.List;
 /**
  * What kube-proxy needs of one Service port: the addresses it is reached on and its policies.
  * {@code nodePort} and {@code healthCheckNodePort} are 0 when absent; {@code affinitySeconds} is 0
- * without ClientIP affinity.
+ * without ClientIP affinity; {@code algorithm} is how its endpoints are picked (the Service's
+ * annotation, {@link LbAlgorithm#RANDOM} without one).
  */
 public record ServicePort(
         ServicePortName id,
@@ -19,9 +20,11 @@ public record ServicePort(
         boolean externalPolicyLocal,
         boolean internalPolicyLocal,
         int affinitySeconds,
-        int healthCheckNodePort) {
+        int healthCheckNodePort,
+        LbAlgorithm algorithm) {
 
     public ServicePort {
+        algorithm = algorithm == null ? LbAlgorithm.RANDOM : algorithm;
         clusterIPs = List.copyOf(clusterIPs);
         externalIPs = List.copyOf(externalIPs);
         loadBalancerIPs = List.copyOf(loadBalancerIPs);
@@ -41,10 +44,10 @@ public record ServicePort(
         return new Builder(id, port).clusterIPs(clusterIPs).nodePort(nodePort).externalIPs(externalIPs)
                 .loadBalancerIPs(loadBalancerIPs).loadBalancerSourceRanges(loadBalancerSourceRanges)
                 .externalPolicyLocal(externalPolicyLocal).internalPolicyLocal(internalPolicyLocal)
-                .affinitySeconds(affinitySeconds).healthCheckNodePort(healthCheckNodePort);
+                .affinitySeconds(affinitySeconds).healthCheckNodePort(healthCheckNodePort).algorithm(algorithm);
     }
 
-    /** Names the values of a service port (eleven of them) where a positional constructor would not. */
+    /** Names the values of a service port (twelve of them) where a positional constructor would not. */
     public static final class Builder {
         private final ServicePortName id;
         private final int port;
@@ -57,6 +60,7 @@ public record ServicePort(
         private boolean internalPolicyLocal;
         private int affinitySeconds;
         private int healthCheckNodePort;
+        private LbAlgorithm algorithm = LbAlgorithm.RANDOM;
 
         private Builder(ServicePortName id, int port) {
             this.id = id;
@@ -109,9 +113,16 @@ public record ServicePort(
             return this;
         }
 
+        /** How its endpoints are picked (the Service's {@value LbAlgorithm#ANNOTATION}). */
+        public Builder algorithm(LbAlgorithm a) {
+            algorithm = a;
+            return this;
+        }
+
         public ServicePort build() {
             return new ServicePort(id, clusterIPs, port, nodePort, externalIPs, loadBalancerIPs,
-                    loadBalancerSourceRanges, externalPolicyLocal, internalPolicyLocal, affinitySeconds, healthCheckNodePort);
+                    loadBalancerSourceRanges, externalPolicyLocal, internalPolicyLocal, affinitySeconds, healthCheckNodePort,
+                    algorithm);
         }
     }
 

@@ -8,6 +8,7 @@ import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
 import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.LbAlgorithm;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePort;
@@ -40,6 +41,9 @@ import io.nftproxy.proxy.topology.EndpointSelector;
  *                            even where none is usable and the traffic is dropped)
  * @param externalLocal       the steps of external traffic under policy Local; null unless
  *                            {@code external} is EXTERNAL_LOCAL
+ * @param algorithm           how traffic to the cluster's endpoints picks among them: the Service's
+ *                            hashed algorithm ({@link #hashedAlgorithm}) or RANDOM; traffic to this
+ *                            node's endpoints (policy Local) always picks at random
  * @param firewall            for loadBalancerSourceRanges: the sources let through to the
  *                            load-balancer IPs (the ranges, then the load-balancer IPs themselves
  *                            when a range holds the node, whose traffic to its own VIP arrives
@@ -48,7 +52,14 @@ import io.nftproxy.proxy.topology.EndpointSelector;
 public record ServicePlan(ServicePortName id, IpFamily family, int port, int nodePort, int affinitySeconds,
         List<Endpoint> clusterEndpoints, List<Endpoint> localEndpoints, Target internal, Target external,
         ClusterIpMasquerade clusterIpMasquerade, boolean masqueradeExternal, ExternalLocalSteps externalLocal,
-        List<InetAddress> clusterIPs, List<InetAddress> externalIPs, List<InetAddress> loadBalancerIPs, List<Cidr> firewall) {
+        List<InetAddress> clusterIPs, List<InetAddress> externalIPs, List<InetAddress> loadBalancerIPs, List<Cidr> firewall,
+        LbAlgorithm algorithm) {
+    /**
+     * The most endpoints a port hashes its clients among: a Maglev table of 100 slots an endpoint
+     * is then 102,407 elements a frontend; past it, the port picks at random (README).
+     */
+    public static final int MAX_HASHED_ENDPOINTS = 1024;
+
     public ServicePlan {
         clusterEndpoints = List.copyOf(clusterEndpoints);
         localEndpoints = List.copyOf(localEndpoints);
@@ -94,13 +105,25 @@ public record ServicePlan(ServicePortName id, IpFamily family, int port, int nod
         }
         return new ServicePlan(svc.id(), f, svc.port(), svc.nodePort(), svc.affinitySeconds(), cluster, local, internal,
                 external, policy.clusterIpMasquerade(), external == Target.CLUSTER || external == Target.DROP, steps, svc.clusterIPs(f),
-                svc.externalIPs(f), lbIPs, firewall);
+                svc.externalIPs(f), lbIPs, firewall, hashedAlgorithm(svc.algorithm(), cluster.size(), external));
+    }
+
+    /**
+     * The algorithm the cluster's endpoints are picked by: the Service's, when it hashes clients,
+     * for up to {@link #MAX_HASHED_ENDPOINTS} endpoints and unless its external traffic is of
+     * policy Local (whose frontends pick among this node's endpoints, which differ from node to
+     * node: a hash could not make nodes agree); else RANDOM, kube-proxy's.
+     */
+    static LbAlgorithm hashedAlgorithm(LbAlgorithm asked, int clusterEndpoints, Target external) {
+        return asked.hashed() && clusterEndpoints > 0 && clusterEndpoints <= MAX_HASHED_ENDPOINTS
+                && external != Target.EXTERNAL_LOCAL ? asked : LbAlgorithm.RANDOM;
     }
 
     /** The same plan with its endpoint lists in another order (the nftables renderer keeps indices: see EndpointSlots). */
     public ServicePlan withEndpoints(List<Endpoint> cluster, List<Endpoint> local) {
         return new ServicePlan(id, family, port, nodePort, affinitySeconds, cluster, local, internal, external,
-                clusterIpMasquerade, masqueradeExternal, externalLocal, clusterIPs, externalIPs, loadBalancerIPs, firewall);
+                clusterIpMasquerade, masqueradeExternal, externalLocal, clusterIPs, externalIPs, loadBalancerIPs, firewall,
+                algorithm);
     }
 
     /** The port's protocol. */

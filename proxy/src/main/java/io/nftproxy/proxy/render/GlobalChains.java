@@ -6,6 +6,7 @@ import static io.nftproxy.proxy.render.RuleParts.concat;
 import static io.nftproxy.proxy.render.RuleParts.verdict;
 
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.SortedSet;
@@ -77,11 +78,13 @@ final class GlobalChains extends RenderPart {
      * (over the cluster's endpoints and over this node's) and their leaves, the trees' blocks
      * whose sets are {@code demanded}, and for the kinds with ClientIP affinity in use (of these
      * timeouts) the chains that check and remember clients ({@link StickyPick}), with {@link
-     * #STICKY_REMEMBER}, which the filter chains send new DNATed connections to. A function of
+     * #STICKY_REMEMBER}, which the filter chains send new DNATed connections to; and the hashed
+     * picks' maps and chains that some frontend uses ({@link MaglevPick}). A function of
      * the family, the timeouts and the on-demand sets alone, for the renderer to keep.
      */
     static Fragment picks(FragmentBuilder b, SortedSet<StickyTimeout> stickyTimeouts, Set<String> demanded) {
         List<StickyPick> sticky = new ArrayList<>();
+        Set<PickTree.Kind> checked = EnumSet.noneOf(PickTree.Kind.class);
         for (PickTree.Kind kind : PickTree.Kind.values()) {
             if (!demanded.contains(kind.inUse())) {
                 continue; // no frontend picks through this tree: none of it
@@ -92,11 +95,13 @@ final class GlobalChains extends RenderPart {
             if (!ofTree.isEmpty()) {
                 StickyPick s = new StickyPick(b, kind, ofTree, demanded);
                 s.declare();
+                checked.add(kind);
                 if (s.rememberRoot() != null) {
                     sticky.add(s);
                 }
             }
         }
+        MaglevPick.declare(b, demanded, checked);
         if (!sticky.isEmpty()) {
             stickyRemember(b, sticky);
         }

@@ -113,11 +113,12 @@ public final class NftRenderer {
     /**
      * Whether the globals declare a set only while some service fills it: the pick trees' blocks
      * and the sticky ports' ranges ({@link PickTree#isOnDemandSet}), the firewall shards' sets,
-     * and the verdict maps to services with chains of their own. Asked of every set name of every fragment a sync sends or records.
+     * the verdict maps to services with chains of their own, and the hashed picks' slots maps
+     * ({@link MaglevPick}). Asked of every set name of every fragment a sync sends or records.
      */
     public static boolean isOnDemandSet(String set) {
         return PickTree.isOnDemandSet(set) || set.startsWith(FIREWALL_ALLOW) || set.equals(SERVICE_CHAINS) || set.equals(NODEPORT_CHAINS)
-                || set.equals(IP_EXTERNAL_LOCAL_BLOCKS) || set.equals(NODEPORT_EXTERNAL_LOCAL_BLOCKS);
+                || set.equals(IP_EXTERNAL_LOCAL_BLOCKS) || set.equals(NODEPORT_EXTERNAL_LOCAL_BLOCKS) || MaglevPick.isSlotsMap(set);
     }
 
     /**

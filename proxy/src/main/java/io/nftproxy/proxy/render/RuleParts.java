@@ -19,6 +19,7 @@ import io.nftproxy.netlink.nft.expr.Ct;
 import io.nftproxy.netlink.nft.expr.Dynset;
 import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.netlink.nft.expr.Fib;
+import io.nftproxy.netlink.nft.expr.Hash;
 import io.nftproxy.netlink.nft.expr.Immediate;
 import io.nftproxy.netlink.nft.expr.Lookup;
 import io.nftproxy.netlink.nft.expr.Meta;
@@ -174,6 +175,31 @@ final class RuleParts {
         List<Expr> out = new ArrayList<>(keyLoads);
         out.add(Numgen.random(reg(slots(keyLoads)), k));
         out.add(Lookup.map(endpoints, NFT_REG_1, NFT_REG_1));
+        out.add(Nat.dnat(family.nft().code(), NFT_REG_1, reg(addrSlots())));
+        return out;
+    }
+
+    /**
+     * Hashes the connection's client into a Maglev table and DNATs to the slot's endpoint: the
+     * destination key (loaded by {@code keyLoads}) and Jenkins' hash of the client's address and
+     * port ({@code withPort} false: its address alone) with a fixed seed, modulo the table's size,
+     * form "key . slot", which {@code slots} maps to "address . port". nft reads it as
+     * {@code dnat ip to ip daddr . meta l4proto . th dport . jhash ip saddr . th sport mod M seed S
+     * map @slots}. The hash lands right after the key, its input after the hash; the port's load
+     * zeroes the rest of its register, so that the 8 bytes hashed are the same on every node.
+     */
+    List<Expr> hashedEndpoint(List<Expr> keyLoads, boolean withPort, String slots, int modulus, int seed) {
+        List<Expr> out = new ArrayList<>(keyLoads);
+        int hash = slots(keyLoads);
+        int input = hash + 1;
+        out.add(loadSaddr(reg(input)));
+        int len = family.addressBytes();
+        if (withPort) {
+            out.add(Payload.transport(reg(input + addrSlots()), 0, 2));
+            len += 4;
+        }
+        out.add(Hash.jenkins(reg(input), len, reg(hash), modulus, seed));
+        out.add(Lookup.map(slots, NFT_REG_1, NFT_REG_1));
         out.add(Nat.dnat(family.nft().code(), NFT_REG_1, reg(addrSlots())));
         return out;
     }

@@ -48,6 +48,9 @@ final class ServiceChains extends RenderPart {
      * ({@link ServiceData}).
      */
     static boolean needed(ServicePlan plan) {
+        if (plan.algorithm().hashed()) {
+            return false; // at most MAX_HASHED_ENDPOINTS, of policy Cluster: a sticky one's numbers are data too
+        }
         boolean externalLocal = plan.external() == Target.EXTERNAL_LOCAL;
         if (externalLocal && plan.clusterEndpoints().isEmpty()) {
             return true;

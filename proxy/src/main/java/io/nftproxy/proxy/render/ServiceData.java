@@ -13,6 +13,7 @@ import io.nftproxy.netlink.nft.SetElement;
 import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.plan.MaglevTable;
 import io.nftproxy.proxy.plan.ServicePlan;
 import io.nftproxy.proxy.plan.Target;
 
@@ -47,9 +48,14 @@ final class ServiceData extends RenderPart {
         boolean internalLocal = plan.internal() == Target.LOCAL;
         List<Endpoint> internal = internalLocal ? plan.localEndpoints() : plan.clusterEndpoints();
         AffinityIds internalIds = internalLocal ? b.slots.localIds() : b.slots.clusterIds();
+        // The cluster's endpoints hashed into one Maglev table, the same for every frontend.
+        MaglevTable table = plan.algorithm().hashed() ? MaglevTable.of(plan.clusterEndpoints(),
+                MaglevTable.sizeFor(plan.clusterEndpoints().size())) : null;
         for (InetAddress ip : plan.clusterIPs()) {
             Bytes k = b.key(ip, proto, port);
-            if (plan.internal() == Target.CLUSTER || internalLocal) {
+            if (plan.internal() == Target.CLUSTER && table != null) {
+                hashed(PickTree.Kind.IP, k, plan, table, sticky);
+            } else if (plan.internal() == Target.CLUSTER || internalLocal) {
                 frontend(PickTree.Kind.IP, k, internal, internalIds, sticky);
             } else {
                 b.noEndpoints(plan.internal(), k, null);
@@ -63,8 +69,12 @@ final class ServiceData extends RenderPart {
             Bytes k = b.key(ip, proto, port);
             switch (plan.external()) {
                 case CLUSTER -> {
-                    frontend(PickTree.Kind.IP, k, cluster, b.slots.clusterIds(), sticky);
-                    externalToBlock(PickTree.Kind.IP, k, cluster.size(), false);
+                    if (table != null) {
+                        hashed(PickTree.Kind.IP, k, plan, table, sticky);
+                    } else {
+                        frontend(PickTree.Kind.IP, k, cluster, b.slots.clusterIds(), sticky);
+                        externalToBlock(PickTree.Kind.IP, k, cluster.size(), false);
+                    }
                     b.element(EXTERNAL_MASQ, SetElement.of(k));
                 }
                 case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.IP, k, plan, sticky);
@@ -75,13 +85,29 @@ final class ServiceData extends RenderPart {
             Bytes k = b.key(proto, plan.nodePort());
             switch (plan.external()) {
                 case CLUSTER -> {
-                    frontend(PickTree.Kind.NODEPORT, k, cluster, b.slots.clusterIds(), sticky);
-                    externalToBlock(PickTree.Kind.NODEPORT, k, cluster.size(), false);
+                    if (table != null) {
+                        hashed(PickTree.Kind.NODEPORT, k, plan, table, sticky);
+                    } else {
+                        frontend(PickTree.Kind.NODEPORT, k, cluster, b.slots.clusterIds(), sticky);
+                        externalToBlock(PickTree.Kind.NODEPORT, k, cluster.size(), false);
+                    }
                     b.element(NODEPORT_MASQ, SetElement.of(k));
                 }
                 case EXTERNAL_LOCAL -> externalLocal(PickTree.Kind.NODEPORT, k, plan, sticky);
                 default -> b.noEndpoints(plan.external(), null, k);
             }
+        }
+    }
+
+    /**
+     * A frontend whose clients are hashed into the port's Maglev table ({@link MaglevPick}),
+     * with ClientIP affinity ({@code stickySeconds} > 0) checked first and remembered after, as
+     * for a frontend of the trees: its sticky elements are the same.
+     */
+    private void hashed(PickTree.Kind kind, Bytes key, ServicePlan plan, MaglevTable table, long stickySeconds) {
+        MaglevPick.frontend(b, kind, key, plan.algorithm(), table);
+        if (stickySeconds != 0) {
+            sticky(kind, key, b.slots.clusterIds(), stickySeconds);
         }
     }
 

@@ -126,10 +126,12 @@ public final class Transitions {
     public static Fragment between(Fragment old, Fragment neu, Set<String> declared, Elsewhere elsewhere, Kept kept,
                                    boolean structureStays) {
         Fragment next = neu == null ? Fragment.EMPTY : neu;
-        if (sameTreeMaps(old, next)) {
-            return Fragment.EMPTY; // the same counts and indices (a node's change re-renders every port)
-        }
         Map<String, Map<Bytes, SetElement>> out = new LinkedHashMap<>();
+        slotsLeft(old, next, out);
+        if (sameTreeMaps(old, next)) {
+            // the same counts and indices (a node's change re-renders every port)
+            return out.isEmpty() ? Fragment.EMPTY : fragment(out);
+        }
         Map<PickTree.Kind, Map<Bytes, Run>> olds = runs(old);
         Map<PickTree.Kind, Map<Bytes, Run>> news = runs(next);
         for (Map.Entry<PickTree.Kind, Map<Bytes, Run>> tree : olds.entrySet()) {
@@ -172,6 +174,41 @@ public final class Transitions {
             }
         }
         return out.isEmpty() ? Fragment.EMPTY : fragment(out);
+    }
+
+    /**
+     * A hashed frontend ({@link MaglevPick}) still sent on, whose table the new generation holds
+     * in another size's map (its count left its bucket): its old slots, kept as they were. A packet
+     * that read the old verdict walks the old size's chain and looks its slot up after the flip.
+     * Within a size every slot is in both generations, each with the endpoint of one of them.
+     */
+    private static void slotsLeft(Fragment old, Fragment next, Map<String, Map<Bytes, SetElement>> out) {
+        Set<Bytes> stillSent = null;
+        for (Map.Entry<String, List<SetElement>> e : old.elements().entrySet()) {
+            if (!MaglevPick.isSlotsMap(e.getKey()) || next.elements().containsKey(e.getKey())) {
+                continue; // not a table, or the same size's: every slot in both
+            }
+            if (stillSent == null) {
+                stillSent = new HashSet<>();
+                for (Map.Entry<String, List<SetElement>> n : next.elements().entrySet()) {
+                    if (MaglevPick.isSlotsMap(n.getKey())) {
+                        for (SetElement el : n.getValue()) {
+                            stillSent.add(frontOfSlot(el.key()));
+                        }
+                    }
+                }
+            }
+            for (SetElement el : e.getValue()) {
+                if (stillSent.contains(frontOfSlot(el.key()))) {
+                    out.computeIfAbsent(e.getKey(), k -> new LinkedHashMap<>()).put(el.key(), el);
+                }
+            }
+        }
+    }
+
+    /** The frontend of a slot's key, "frontend . slot". */
+    private static Bytes frontOfSlot(Bytes key) {
+        return key.slice(0, key.length() - 4);
     }
 
     private static Fragment fragment(Map<String, Map<Bytes, SetElement>> out) {

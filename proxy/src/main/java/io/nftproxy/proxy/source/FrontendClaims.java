@@ -155,7 +155,7 @@ final class FrontendClaims {
         return new ServicePort(p.id(), keep(p.clusterIPs(), p, id), p.port(),
                 p.nodePort() != 0 && owner(new Frontend(null, p.protocol(), p.nodePort())).equals(id) ? p.nodePort() : 0,
                 keep(p.externalIPs(), p, id), keep(p.loadBalancerIPs(), p, id), p.loadBalancerSourceRanges(),
-                p.externalPolicyLocal(), p.internalPolicyLocal(), p.affinitySeconds(), p.healthCheckNodePort());
+                p.externalPolicyLocal(), p.internalPolicyLocal(), p.affinitySeconds(), p.healthCheckNodePort(), p.algorithm());
     }
 
     private List<InetAddress> keep(List<InetAddress> l, ServicePort p, ServicePortName id) {

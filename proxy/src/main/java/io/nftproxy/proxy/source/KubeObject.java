@@ -17,10 +17,20 @@ import io.nftproxy.proxy.model.ServicePortName;
 public sealed interface KubeObject {
     ObjectKey key();
 
-    /** A Service's ports, or the reason it cannot be programmed ({@code error} non-null, no ports). */
-    record ServiceRecord(ObjectKey key, List<ServicePort> ports, String error) implements KubeObject {
+    /**
+     * A Service's ports, or the reason it cannot be programmed ({@code error} non-null, no
+     * ports); {@code warnings}: what of it is programmed otherwise than it asks (an annotation's
+     * value that names nothing), each a line for the log.
+     */
+    record ServiceRecord(ObjectKey key, List<ServicePort> ports, String error, List<String> warnings) implements KubeObject {
         public ServiceRecord {
             ports = List.copyOf(ports);
+            warnings = List.copyOf(warnings);
+        }
+
+        /** A Service read without a warning. */
+        public ServiceRecord(ObjectKey key, List<ServicePort> ports, String error) {
+            this(key, ports, error, List.of());
         }
     }
 

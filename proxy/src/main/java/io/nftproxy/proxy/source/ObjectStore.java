@@ -51,6 +51,8 @@ public final class ObjectStore {
     private final VersionedMap<ServicePortName, List<Endpoint>> allEndpoints = new VersionedMap<>();
     /** Object (or conflict) to what is wrong with it; versioned, as a snapshot hands it out whole. */
     private final VersionedMap<Problem, String> errors = new VersionedMap<>();
+    /** Each Service's warnings as last logged ({@link ServiceRecord#warnings}). */
+    private final Map<ObjectKey, List<String>> warnings = new HashMap<>();
     private final FrontendClaims claims = new FrontendClaims();
     /** Error keys of the conflicts reported now. */
     private final Set<Problem> conflictKeys = new HashSet<>();
@@ -124,8 +126,17 @@ public final class ObjectStore {
         }
         noteErrors(s.key(), s.error() == null ? List.of() : List.of(s.error()),
                 " (the service is not programmed; every other one is)");
+        noteWarnings(s.key(), s.warnings());
         changes.service(s.key());
         return true;
+    }
+
+    /** Logs a Service's warnings once: when they first appear or change, not at every change of the Service. */
+    private void noteWarnings(ObjectKey key, List<String> now) {
+        List<String> had = now.isEmpty() ? warnings.remove(key) : warnings.put(key, now);
+        if (!now.equals(had)) {
+            now.forEach(w -> LOG.warn("{}", w));
+        }
     }
 
     private boolean removeService(ObjectKey key) {
@@ -133,6 +144,7 @@ public final class ObjectStore {
             return false;
         }
         errors.remove(Problem.object(key));
+        warnings.remove(key);
         changes.service(key);
         return true;
     }

@@ -19,6 +19,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceSpec;
 import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.model.Cidr;
+import io.nftproxy.proxy.model.LbAlgorithm;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
@@ -68,6 +69,9 @@ final class ServiceReader {
 
         /** {@code spec.ports}; an empty entry is null. */
         List<PortView> ports() throws InvalidObjectException;
+
+        /** The value of annotation {@code name} ({@code metadata.annotations}), or null. */
+        String annotation(String name) throws InvalidObjectException;
     }
 
     interface PortView {
@@ -88,17 +92,21 @@ final class ServiceReader {
     record Ingress(String ip, String ipMode) {
     }
 
-    /** A Service's record: its ports, or why it cannot be programmed. */
+    /** A Service's record: its ports, or why it cannot be programmed; what it asks that is not done, warned of. */
     static ServiceRecord read(ObjectKey key, View svc) {
         try {
-            return new ServiceRecord(key, ports(key, svc), null);
+            List<String> warnings = new ArrayList<>();
+            return new ServiceRecord(key, ports(key, svc, warnings), null, warnings);
         } catch (InvalidObjectException e) {
             return new ServiceRecord(key, List.of(), e.getMessage());
         }
     }
 
-    /** The ports to program for a Service; empty for headless and ExternalName services. */
-    static List<ServicePort> ports(ObjectKey key, View svc) throws InvalidObjectException {
+    /**
+     * The ports to program for a Service; empty for headless and ExternalName services. What it
+     * asks that is done otherwise (an unknown load-balancing algorithm) goes to {@code warnings}.
+     */
+    static List<ServicePort> ports(ObjectKey key, View svc, List<String> warnings) throws InvalidObjectException {
         String what = key.toString();
         if (!svc.hasSpec()) {
             throw new InvalidObjectException(what, "has no spec");
@@ -156,6 +164,7 @@ final class ServiceReader {
                 }
             }
         }
+        LbAlgorithm algorithm = algorithm(what, svc.annotation(LbAlgorithm.ANNOTATION), warnings);
         Integer hcPort = svc.healthCheckNodePort();
         int hc = hcPort == null ? 0 : hcPort;
         List<PortView> ports = svc.ports();
@@ -192,9 +201,27 @@ final class ServiceReader {
             }
             out.add(new ServicePort(new ServicePortName(key.namespace(), key.name(), portName.intern(), proto), clusterIPs,
                     port, nodePort, externalIPs, lbIPs, ranges, eLocal && (nodePorts || !externalIPs.isEmpty()),
-                    iLocal, affinity, hc));
+                    iLocal, affinity, hc, algorithm));
         }
         return out;
+    }
+
+    /**
+     * The load-balancing algorithm the annotation names; a value that names none is a warning
+     * (the Service is programmed, with kube-proxy's random pick), not an error: a typo in an
+     * optional annotation must not take a Service off the node.
+     */
+    private static LbAlgorithm algorithm(String what, String value, List<String> warnings) {
+        if (value == null) {
+            return LbAlgorithm.RANDOM;
+        }
+        LbAlgorithm a = LbAlgorithm.of(value.trim());
+        if (a == null) {
+            warnings.add(what + ": annotation " + LbAlgorithm.ANNOTATION + " '" + value + "' is not one of "
+                    + LbAlgorithm.choices() + "; its endpoints are picked at random");
+            return LbAlgorithm.RANDOM;
+        }
+        return a;
     }
 
     private static InetAddress ip(String what, String field, String s) throws InvalidObjectException {
@@ -297,6 +324,13 @@ final class ServiceReader {
                     out.add(p == null ? null : treePort(what, p));
                 }
                 return out;
+            }
+
+            @Override
+            public String annotation(String name) throws InvalidObjectException {
+                Map<?, ?> meta = map(svc.get("metadata"), what, "metadata");
+                Map<?, ?> annotations = meta == null ? null : map(meta.get("annotations"), what, "metadata.annotations");
+                return annotations == null ? null : text(annotations.get(name), what, "annotation " + name);
             }
         };
     }
@@ -411,6 +445,12 @@ final class ServiceReader {
                     out.add(p == null ? null : new TypedPort(p.getName(), p.getProtocol(), p.getPort(), p.getNodePort()));
                 }
                 return out;
+            }
+
+            @Override
+            public String annotation(String name) {
+                Map<String, String> annotations = svc.getMetadata() == null ? null : svc.getMetadata().getAnnotations();
+                return annotations == null ? null : annotations.get(name);
             }
         };
     }

@@ -50,6 +50,7 @@ import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.netlink.nft.expr.Lookup;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.Protocol;
+import io.nftproxy.proxy.render.MaglevPick;
 import io.nftproxy.proxy.render.MapKeys;
 import io.nftproxy.proxy.render.Names;
 import io.nftproxy.proxy.render.NftRenderer;
@@ -222,7 +223,11 @@ public final class KernelServiceView {
                     facts.add("no endpoint on this node: traffic from outside is dropped");
                 }
             }
-            if (bigBlock < 0 && own != null && own.data() instanceof Verdict v) {
+            MaglevPick.HashedChain hashed = own != null && own.data() instanceof Verdict v ? MaglevPick.ofChain(
+                    Generation.original(v.chain())) : null;
+            if (hashed != null) {
+                facts.add(hashedPick(key, hashed) + counted(ip ? SERVICE_CHAINS : NODEPORT_CHAINS, key, "new connections counted"));
+            } else if (bigBlock < 0 && own != null && own.data() instanceof Verdict v) {
                 facts.add("chains of its own: " + v.kind().name().toLowerCase() + " " + Generation.original(v.chain()));
             }
             if (in(ip ? NO_ENDPOINT_REJECT : NODEPORT_NO_ENDPOINT_REJECT, key)) {
@@ -266,6 +271,25 @@ public final class KernelServiceView {
         }
 
         private Boolean clusterIpRule;
+
+        /**
+         * "lb-algorithm maglev: k endpoints over a table of M slots: address:port n slots, …" from
+         * the frontend's elements of the table's map, endpoints by their number of slots.
+         */
+        private String hashedPick(Bytes key, MaglevPick.HashedChain hashed) throws NftException {
+            Map<String, Integer> slots = new TreeMap<>();
+            for (int i = 0; i < hashed.size(); i++) {
+                SetElement e = find(hashed.slotsMap(), Bytes.concat(key, Bytes.host32(i)));
+                if (e != null) {
+                    slots.merge(endpoint(e.data()), 1, Integer::sum);
+                }
+            }
+            StringBuilder out = new StringBuilder("lb-algorithm " + hashed.algorithm() + ": " + slots.size()
+                    + (slots.size() == 1 ? " endpoint" : " endpoints") + " over a table of " + hashed.size() + " slots:");
+            slots.forEach((ep, n) -> out.append(out.charAt(out.length() - 1) == ':' ? " " : ", ").append(ep).append(' ')
+                    .append(n).append(" slots"));
+            return out.toString();
+        }
 
         /** "k endpoints: 0 address:port, 1 …" from the tree's bit sets and its map for k. */
         private String picked(Bytes key, boolean ip, boolean local, String what) throws NftException {

@@ -25,6 +25,14 @@ final class Manifests {
         return this;
     }
 
+    /** The last service given an annotation. */
+    Manifests annotated(String key, String value) {
+        String last = docs.remove(docs.size() - 1);
+        docs.add(last.replaceFirst("metadata: \\{name: ([^,]+), namespace: default}",
+                "metadata: {name: $1, namespace: default, annotations: {\"" + key + "\": \"" + value + "\"}}"));
+        return this;
+    }
+
     /** Raw YAML for anything else (status of a LoadBalancer service, a Node). */
     Manifests raw(String yaml) {
         docs.add(yaml);

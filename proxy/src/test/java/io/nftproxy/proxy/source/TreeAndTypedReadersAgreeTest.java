@@ -93,6 +93,11 @@ class TreeAndTypedReadersAgreeTest {
           ports: [{name: a, port: 80, nodePort: 30080}, {name: b, port: 53, protocol: UDP, nodePort: 30053}]
         status: {loadBalancer: {ingress: [{ip: 203.0.113.7}, {ip: 203.0.113.8, ipMode: Proxy}, {hostname: lb.example}]}}
         """,
+        // The load-balancing annotation: an algorithm, and a value that names none (a warning).
+        "kind: Service\nmetadata: {name: a, annotations: {service.nftproxy.io/lb-algorithm: maglev}}\n"
+                + "spec: {clusterIP: 10.96.0.3, ports: [{port: 80}]}\n",
+        "kind: Service\nmetadata: {name: a, annotations: {service.nftproxy.io/lb-algorithm: wrr}}\n"
+                + "spec: {clusterIP: 10.96.0.3, ports: [{port: 80}]}\n",
         // What a Service may not hold: each gives the same reason from both.
         "kind: Service\nmetadata: {name: a}\nspec: {clusterIP: 10.96.0.300, ports: [{port: 80}]}\n",
         "kind: Service\nmetadata: {name: a}\nspec: {clusterIP: 10.96.0.3, ports: [{port: 70000}]}\n",
@@ -122,6 +127,29 @@ class TreeAndTypedReadersAgreeTest {
     })
     void theCasesWhereTheRepresentationsDifferReadTheSame(String yaml) {
         assertEquals(1, compareAll(yaml, ProxySelection.DEFAULT));
+    }
+
+    @Test
+    void theLoadBalancingAnnotationChoosesTheAlgorithmAndAValueThatNamesNoneIsAWarning() {
+        String yaml = "kind: Service\nmetadata: {name: web, namespace: shop, annotations: {service.nftproxy.io/lb-algorithm: %s}}\n"
+                + "spec: {clusterIP: 10.96.0.3, ports: [{name: a, port: 80}, {name: b, port: 81}]}\n";
+        for (String[] c : new String[][] {{"maglev", "MAGLEV"}, {"source-hash", "SOURCE_HASH"}, {"random", "RANDOM"},
+                {"\" maglev \"", "MAGLEV"}}) {
+            KubeObject.ServiceRecord r = (KubeObject.ServiceRecord) KubeModel.objects(Yaml.documents(yaml.formatted(c[0])).get(0),
+                    ProxySelection.DEFAULT, p -> { }).get(0);
+            assertEquals(List.of(c[1], c[1]), r.ports().stream().map(p -> p.algorithm().name()).toList(), c[0]);
+            assertEquals(List.of(), r.warnings(), c[0]);
+        }
+        KubeObject.ServiceRecord typo = (KubeObject.ServiceRecord) KubeModel.objects(Yaml.documents(yaml.formatted("Maglev")).get(0),
+                ProxySelection.DEFAULT, p -> { }).get(0);
+        assertEquals(List.of("RANDOM", "RANDOM"), typo.ports().stream().map(p -> p.algorithm().name()).toList(),
+                "programmed, at random");
+        assertEquals(List.of("Service shop/web: annotation service.nftproxy.io/lb-algorithm 'Maglev' is not one of random, maglev,"
+                + " source-hash; its endpoints are picked at random"), typo.warnings());
+        KubeObject.ServiceRecord none = (KubeObject.ServiceRecord) KubeModel.objects(Yaml.documents(
+                "kind: Service\nmetadata: {name: web}\nspec: {clusterIP: 10.96.0.3, ports: [{port: 80}]}\n").get(0),
+                ProxySelection.DEFAULT, p -> { }).get(0);
+        assertEquals("RANDOM", none.ports().get(0).algorithm().name(), "kube-proxy's, without the annotation");
     }
 
     @Test

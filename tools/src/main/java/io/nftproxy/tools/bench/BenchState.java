@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.Cidr;
 import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.proxy.model.LbAlgorithm;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ProxyState;
@@ -72,6 +73,16 @@ public final class BenchState {
     /** Service i's load-balancer IP, from 100.64.0.0/10 (shared address space, outside every other range of the bench). */
     public static InetAddress loadBalancerIP(int i) {
         return ip(0x64400000 + i);
+    }
+
+    /** {@code state} with every service port picking its endpoints by {@code a} (as its Service's annotation asks). */
+    public static ProxyState withAlgorithm(ProxyState state, LbAlgorithm a) {
+        if (a == LbAlgorithm.RANDOM) {
+            return state;
+        }
+        TreeMap<ServicePortName, ServicePort> svcs = new TreeMap<>();
+        state.services().forEach((id, p) -> svcs.put(id, p.toBuilder().algorithm(a).build()));
+        return new ProxyState(svcs, state.endpoints(), state.node());
     }
 
     public static ProxyState mixed(int n, int k) {

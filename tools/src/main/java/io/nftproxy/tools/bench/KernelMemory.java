@@ -15,7 +15,7 @@ public final class KernelMemory {
     private KernelMemory() {
     }
 
-    static long slabKb() {
+    public static long slabKb() {
         try {
             for (String l : Files.readAllLines(Path.of("/proc/meminfo"))) {
                 if (l.startsWith("Slab:")) {

@@ -137,11 +137,14 @@ final class RulePrinter {
                     + (n.offset() != 0 ? " offset " + n.offset() : "");
             load(n.dreg(), t, Kind.HOST_INT, 4);
         } else if (e instanceof Hash h) {
-            String t = h.type() == Hash.NFT_HASH_SYM ? "symhash"
-                    : "jhash " + joinConcat(takeConcat(h.sreg(), h.len()));
+            List<Sym> input = h.type() == Hash.NFT_HASH_SYM ? List.of() : takeConcat(h.sreg(), h.len());
+            String t = h.type() == Hash.NFT_HASH_SYM ? "symhash" : "jhash " + joinConcat(input);
             t += " mod " + h.modulus() + (h.seed() != null ? " seed 0x" + Integer.toHexString(h.seed()) : "")
                     + (h.offset() != 0 ? " offset " + h.offset() : "");
-            load(h.dreg(), t, Kind.HOST_INT, 4);
+            // A hash of loads stands where its first input was loaded: a concatenation that goes on
+            // with it ("ip daddr . … . jhash ip saddr . th sport") loaded the hash's input next.
+            int order = input.isEmpty() || input.get(0).order < 0 ? loads++ : input.get(0).order;
+            slots.put(slot(h.dreg()), new Sym(t, Kind.HOST_INT, 4, null, order));
         } else if (e instanceof Ct c) {
             ct(c);
         } else if (e instanceof Bitwise b) {
