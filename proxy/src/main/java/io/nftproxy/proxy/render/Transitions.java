@@ -127,7 +127,7 @@ public final class Transitions {
                                    boolean structureStays) {
         Fragment next = neu == null ? Fragment.EMPTY : neu;
         Map<String, Map<Bytes, SetElement>> out = new LinkedHashMap<>();
-        slotsLeft(old, next, out);
+        slotsLeft(old, next, elsewhere, out);
         if (sameTreeMaps(old, next)) {
             // the same counts and indices (a node's change re-renders every port)
             return out.isEmpty() ? Fragment.EMPTY : fragment(out);
@@ -178,28 +178,29 @@ public final class Transitions {
 
     /**
      * A hashed frontend ({@link MaglevPick}) still sent on, whose table the new generation holds
-     * in another size's map (its count left its bucket): its old slots, kept as they were. A packet
-     * that read the old verdict walks the old size's chain and looks its slot up after the flip.
-     * Within a size every slot is in both generations, each with the endpoint of one of them.
+     * in another size's map (its count left its bucket) or in none (it picks at random now, or
+     * another port took it over): its old slots, kept as they were. A packet that read the old
+     * verdict walks the old size's chain and looks its slot up after the flip. Within a size every
+     * slot is in both generations, each with the endpoint of one of them.
      */
-    private static void slotsLeft(Fragment old, Fragment next, Map<String, Map<Bytes, SetElement>> out) {
+    private static void slotsLeft(Fragment old, Fragment next, Elsewhere elsewhere, Map<String, Map<Bytes, SetElement>> out) {
         Set<Bytes> stillSent = null;
         for (Map.Entry<String, List<SetElement>> e : old.elements().entrySet()) {
             if (!MaglevPick.isSlotsMap(e.getKey()) || next.elements().containsKey(e.getKey())) {
                 continue; // not a table, or the same size's: every slot in both
             }
             if (stillSent == null) {
+                // Every frontend services sends on is in one of these (FragmentBuilder#dispatched).
                 stillSent = new HashSet<>();
-                for (Map.Entry<String, List<SetElement>> n : next.elements().entrySet()) {
-                    if (MaglevPick.isSlotsMap(n.getKey())) {
-                        for (SetElement el : n.getValue()) {
-                            stillSent.add(frontOfSlot(el.key()));
-                        }
+                for (String set : List.of(TableNames.SERVICE_IPS, TableNames.SERVICE_NODEPORTS)) {
+                    for (SetElement el : next.elements().getOrDefault(set, List.of())) {
+                        stillSent.add(el.key());
                     }
                 }
             }
             for (SetElement el : e.getValue()) {
-                if (stillSent.contains(frontOfSlot(el.key()))) {
+                Bytes front = frontOfSlot(el.key());
+                if (stillSent.contains(front) || elsewhere.sentOn(front)) {
                     out.computeIfAbsent(e.getKey(), k -> new LinkedHashMap<>()).put(el.key(), el);
                 }
             }

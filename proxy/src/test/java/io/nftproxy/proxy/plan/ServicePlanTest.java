@@ -39,24 +39,7 @@ class ServicePlanTest {
 
     /** As {@link #plan(String, String, IpFamily)}, with {@code config}; "affinity=SECONDS" in the shape too. */
     static ServicePlan plan(String shape, String endpoints, IpFamily f, ProxyConfig config) {
-        List<String> words = List.of(shape.split(" "));
-        List<java.net.InetAddress> clusterIPs = new ArrayList<>(List.of(Inet.parse("10.96.0.1")));
-        if (words.contains("v6")) {
-            clusterIPs.add(Inet.parse("fd00::1"));
-        }
-        ServicePort.Builder b = ServicePort.builder(new ServicePortName("ns", "svc", "http", Protocol.TCP), 80)
-                .clusterIPs(clusterIPs).nodePort(words.contains("nodeport") ? 30080 : 0)
-                .externalPolicyLocal(words.contains("etp-local")).internalPolicyLocal(words.contains("itp-local"));
-        if (words.contains("lb")) {
-            b.loadBalancerIPs(List.of(Inet.parse("203.0.113.1")));
-        }
-        if (words.contains("extip")) {
-            b.externalIPs(List.of(Inet.parse("198.51.100.1")));
-        }
-        words.stream().filter(w -> w.startsWith("affinity=")).findFirst()
-                .ifPresent(w -> b.affinitySeconds(Integer.parseInt(w.substring(9))));
-        words.stream().filter(w -> w.startsWith("ranges=")).findFirst().ifPresent(w ->
-                b.loadBalancerSourceRanges(List.of(w.substring(7).split("\\|")).stream().map(Cidr::parse).toList()));
+        ServicePort.Builder b = PortShapes.port(new ServicePortName("ns", "svc", "http", Protocol.TCP), 1, shape);
         List<Endpoint> eps = new ArrayList<>();
         for (String e : endpoints.isBlank() ? new String[0] : endpoints.split(" ")) {
             boolean ready = !e.endsWith("!");

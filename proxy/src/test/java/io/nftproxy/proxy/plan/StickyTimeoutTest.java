@@ -9,7 +9,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import io.nftproxy.netlink.nft.Inet;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
@@ -17,21 +16,8 @@ import io.nftproxy.proxy.model.ServicePortName;
 /** Which timeouts a service port's clients are remembered with, as a table: a sync counts them as ports come and go. */
 class StickyTimeoutTest {
 
-    /** {@code shape}: "nodeport", "lb", "extip", "etp-local", "affinity=SECONDS", space-separated. */
     static ServicePort port(String shape) {
-        List<String> words = List.of(shape.split(" "));
-        ServicePort.Builder b = ServicePort.builder(new ServicePortName("ns", "svc", "http", Protocol.TCP), 80)
-                .clusterIPs(List.of(Inet.parse("10.96.0.1"))).nodePort(words.contains("nodeport") ? 30080 : 0)
-                .externalPolicyLocal(words.contains("etp-local"));
-        if (words.contains("lb")) {
-            b.loadBalancerIPs(List.of(Inet.parse("203.0.113.1")));
-        }
-        if (words.contains("extip")) {
-            b.externalIPs(List.of(Inet.parse("198.51.100.1")));
-        }
-        words.stream().filter(w -> w.startsWith("affinity=")).findFirst()
-                .ifPresent(w -> b.affinitySeconds(Integer.parseInt(w.substring(9))));
-        return b.build();
+        return PortShapes.port(new ServicePortName("ns", "svc", "http", Protocol.TCP), 1, shape).build();
     }
 
     @ParameterizedTest(name = "{0}")

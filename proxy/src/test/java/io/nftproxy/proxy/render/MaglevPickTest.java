@@ -30,23 +30,15 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.Protocol;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
+import io.nftproxy.proxy.plan.PortShapes;
 
 /** The hashed picks as the renderer lays them out: which frontends hash, into which map and chain, with which rule. */
 class MaglevPickTest {
     static final NftRenderer R = new NftRenderer(CFG);
 
-    /** {@code shape}: "nodeport", "lb", "etp-local", "affinity=S", space-separated; the port is 10.96.0.50:80/TCP. */
+    /** A port of shape {@code shape} (plan.PortShapes) at 10.96.0.50:80/TCP. */
     static ServicePort port(String shape, LbAlgorithm a) {
-        List<String> words = List.of(shape.split(" "));
-        ServicePort.Builder b = ServicePort.builder(new ServicePortName("default", "web", "http", Protocol.TCP), 80)
-                .clusterIPs(List.of(Inet.parse("10.96.0.50"))).nodePort(words.contains("nodeport") ? 30050 : 0)
-                .externalPolicyLocal(words.contains("etp-local")).algorithm(a);
-        if (words.contains("lb")) {
-            b.loadBalancerIPs(List.of(Inet.parse("203.0.113.50")));
-        }
-        words.stream().filter(w -> w.startsWith("affinity=")).findFirst()
-                .ifPresent(w -> b.affinitySeconds(Integer.parseInt(w.substring(9))));
-        return b.build();
+        return PortShapes.port(new ServicePortName("default", "web", "http", Protocol.TCP), 50, shape).algorithm(a).build();
     }
 
     @ParameterizedTest(name = "{0}")
@@ -62,7 +54,7 @@ class MaglevPickTest {
         "maglev past 1,024 endpoints: at random; -; MAGLEV; 1025; service-endpoints-1025-1152; goto ip-pick-1025-1152",
     })
     void whereAFrontendPicks(String description, String shape, LbAlgorithm a, int count, String maps, String verdicts) {
-        Fragment f = R.service(IpFamily.V4, port(shape.equals("-") ? "" : shape, a), manyEps(count), NODE);
+        Fragment f = R.service(IpFamily.V4, port(shape, a), manyEps(count), NODE);
         Set<String> pickMaps = new java.util.TreeSet<>();
         for (String set : f.elements().keySet()) {
             if (MaglevPick.isSlotsMap(set) || TableNames.endpointMapBase(set) != null) {
@@ -79,7 +71,7 @@ class MaglevPickTest {
 
     @Test
     void everySlotOfTheTableIsAnElementAndTheEndpointsShareThemEvenly() {
-        Fragment f = R.service(IpFamily.V4, port("", LbAlgorithm.MAGLEV), manyEps(3), NODE);
+        Fragment f = R.service(IpFamily.V4, port("-", LbAlgorithm.MAGLEV), manyEps(3), NODE);
         List<SetElement> slots = f.elements().get("ip-maglev-slots-809");
         assertEquals(809, slots.size());
         Map<Bytes, Integer> perEndpoint = new HashMap<>();
@@ -97,7 +89,7 @@ class MaglevPickTest {
     @Test
     void theGlobalsDeclareTheMapAndTheChainThatHashesTheClient() {
         ServicePort maglev = port("nodeport", LbAlgorithm.MAGLEV);
-        ServicePort sourceHash = port("", LbAlgorithm.SOURCE_HASH).toBuilder()
+        ServicePort sourceHash = port("-", LbAlgorithm.SOURCE_HASH).toBuilder()
                 .clusterIPs(List.of(Inet.parse("10.96.0.51"))).build();
         sourceHash = ServicePort.builder(new ServicePortName("default", "sh", "http", Protocol.TCP), 80)
                 .clusterIPs(List.of(Inet.parse("10.96.0.51"))).algorithm(LbAlgorithm.SOURCE_HASH).build();
@@ -116,7 +108,7 @@ class MaglevPickTest {
         assertTrue(g.declares().containsAll(List.of("ip-maglev-slots-809", "nodeport-maglev-slots-809", "ip-source-hash-slots-3203")));
 
         // ClientIP affinity: the chain asks the check of remembered clients first, as the trees' roots do.
-        ServicePort sticky = port("", LbAlgorithm.MAGLEV).toBuilder().affinitySeconds(60).build();
+        ServicePort sticky = port("-", LbAlgorithm.MAGLEV).toBuilder().affinitySeconds(60).build();
         Fragment gs = R.globals(IpFamily.V4, new ProxyState(Map.of(sticky.id(), sticky), Map.of(sticky.id(), manyEps(3)), NODE));
         assertEquals(2, gs.chains().get("ip-maglev-809").rules().size());
         assertTrue(body(gs, "ip-maglev-809", 0).endsWith("jump ip-sticky-check"), body(gs, "ip-maglev-809", 0));
@@ -131,8 +123,8 @@ class MaglevPickTest {
     @Test
     void oneEndpointOfTenLeavingRewritesItsSlotsAndFewOthers() {
         List<Endpoint> ten = manyEps(10);
-        Fragment before = R.service(IpFamily.V4, port("", LbAlgorithm.MAGLEV), ten, NODE);
-        Fragment after = R.service(IpFamily.V4, port("", LbAlgorithm.MAGLEV), ten.subList(1, 10), NODE, before.slots());
+        Fragment before = R.service(IpFamily.V4, port("-", LbAlgorithm.MAGLEV), ten, NODE);
+        Fragment after = R.service(IpFamily.V4, port("-", LbAlgorithm.MAGLEV), ten.subList(1, 10), NODE, before.slots());
         Map<Bytes, Data> was = new HashMap<>();
         before.elements().get("ip-maglev-slots-1601").forEach(e -> was.put(e.key(), e.data()));
         int changed = 0;
@@ -154,6 +146,14 @@ class MaglevPickTest {
                 "every slot as it was: a packet that read the old verdict finds its slot");
         assertEquals(Set.of("ip-maglev-slots-809", "nodeport-maglev-slots-809"), kept.demands().stream()
                 .filter(MaglevPick::isSlotsMap).collect(java.util.stream.Collectors.toSet()), "the old size's map and chain stay meanwhile");
+
+        // Hashed no more (the annotation removed): the frontend picks through the tree now, and a
+        // packet that read the old verdict still finds its slot.
+        Fragment random = R.service(IpFamily.V4, web.toBuilder().algorithm(LbAlgorithm.RANDOM).build(), manyEps(8), NODE,
+                eight.slots());
+        Fragment keptForTheTree = Transitions.between(eight, random, Set.of());
+        assertEquals(809, keptForTheTree.elements().get("ip-maglev-slots-809").size());
+        assertEquals(809, keptForTheTree.elements().get("nodeport-maglev-slots-809").size());
 
         Fragment seven = R.service(IpFamily.V4, web, manyEps(7), NODE, eight.slots());
         assertEquals(Fragment.EMPTY, Transitions.between(eight, seven, Set.of()), "within a size every slot is in both generations");
