@@ -25,7 +25,10 @@ public enum CountedSet {
     NODEPORT_NO_ENDPOINT_DROP(TableNames.NODEPORT_NO_ENDPOINT_DROP, Key.NODEPORT, Met.DROP),
     NO_LOCAL_ENDPOINT(TableNames.NO_LOCAL_ENDPOINT, Key.FRONTEND, Met.DROP),
     NODEPORT_NO_LOCAL_ENDPOINT(TableNames.NODEPORT_NO_LOCAL_ENDPOINT, Key.NODEPORT, Met.DROP),
-    /** The pick trees' maps from "frontend . index" to endpoint, one per bucket of counts and block, by their kind's name. */
+    /**
+     * The pick trees' maps from "frontend . index" to endpoint, one per bucket of counts and block,
+     * by their kind's name; the hashed picks' slots maps ({@link MaglevPick}) count as these.
+     */
     SERVICE_ENDPOINTS(TableNames.SERVICE_ENDPOINTS, Key.FRONTEND_INDEX, Met.ENDPOINT),
     LOCAL_ENDPOINTS(TableNames.LOCAL_ENDPOINTS, Key.FRONTEND_INDEX, Met.ENDPOINT),
     NODEPORT_ENDPOINTS(TableNames.NODEPORT_ENDPOINTS, Key.NODEPORT_INDEX, Met.ENDPOINT),
@@ -88,6 +91,11 @@ public enum CountedSet {
         String base = PickTree.endpointsBaseOf(set);
         if (base != null) {
             return BY_NAME.get(base);
+        }
+        MaglevPick.SlotsMap hashed = MaglevPick.parse(set);
+        if (hashed != null) {
+            // "frontend . slot" to endpoint: laid out as the trees' maps, a connection counted in its slot.
+            return hashed.kind().ip ? SERVICE_ENDPOINTS : NODEPORT_ENDPOINTS;
         }
         CountedSet s = BY_NAME.get(set);
         return s == null || s.endpointMaps() ? null : s; // the maps are named by bucket, never by their kind alone

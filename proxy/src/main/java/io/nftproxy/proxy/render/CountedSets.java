@@ -19,11 +19,13 @@ public final class CountedSets {
             .filter(s -> !s.endpointMaps()).map(CountedSet::setName).toList();
     /**
      * With --endpoint-counters, these count as well: the pick trees' endpoint maps ({@link
-     * TableNames#endpointMapBase}), blocks past the roots' included, an element per frontend and endpoint.
+     * TableNames#endpointMapBase}), blocks past the roots' included, an element per frontend and endpoint,
+     * and the hashed picks' slots maps, an element per frontend and slot.
      * (The endpoints of services with chains of their own count in {@link TableNames#CHAIN_ENDPOINTS}.)
      */
     public static List<String> endpointCountedSets() {
-        return Stream.concat(PickTree.allEndpointMaps().stream().sorted(), PickTree.bigBlockMaps().stream()).toList();
+        return Stream.of(PickTree.allEndpointMaps().stream().sorted(), PickTree.bigBlockMaps().stream(),
+                MaglevPick.allSlotsMaps().stream()).flatMap(s -> s).toList();
     }
 
     /** Whether the elements of {@code set} carry a counter with these settings. */

@@ -20,6 +20,7 @@ import io.nftproxy.netlink.nft.Verdict;
 import io.nftproxy.netlink.nft.expr.Expr;
 import io.nftproxy.proxy.model.LbAlgorithm;
 import io.nftproxy.proxy.plan.MaglevTable;
+import io.nftproxy.proxy.plan.ServicePlan;
 
 /**
  * The hashed pick (service.nftproxy.io/lb-algorithm: maglev or source-hash), shared by every
@@ -118,6 +119,22 @@ public final class MaglevPick {
         String map = chain.substring(0, dash) + SLOTS + chain.substring(dash + 1);
         SlotsMap m = parse(map);
         return m == null ? null : new HashedChain(m.algorithm().value(), m.size(), map);
+    }
+
+    /**
+     * Every slots map a frontend may fill: per kind, algorithm and table size (one size per power
+     * of two of endpoints up to ServicePlan.MAX_HASHED_ENDPOINTS). What the endpoint counters read.
+     */
+    static List<String> allSlotsMaps() {
+        List<String> out = new ArrayList<>();
+        for (PickTree.Kind kind : List.of(PickTree.Kind.IP, PickTree.Kind.NODEPORT)) {
+            for (LbAlgorithm a : List.of(LbAlgorithm.MAGLEV, LbAlgorithm.SOURCE_HASH)) {
+                for (int count = 8; count <= ServicePlan.MAX_HASHED_ENDPOINTS; count *= 2) {
+                    out.add(slots(kind, a, MaglevTable.sizeFor(count)));
+                }
+            }
+        }
+        return out;
     }
 
     /** Whether {@code set} is one of the slots maps, which the globals declare while some frontend fills them. */

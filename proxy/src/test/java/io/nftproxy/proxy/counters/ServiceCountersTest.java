@@ -26,6 +26,9 @@ import io.nftproxy.netlink.testing.FakeNfTables;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.counters.CounterSeries.Kind;
 import io.nftproxy.proxy.model.Endpoint;
+import io.nftproxy.netlink.nft.Data;
+import io.nftproxy.netlink.nft.SetElement;
+import io.nftproxy.proxy.model.LbAlgorithm;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.model.NodeInfo;
 import io.nftproxy.proxy.model.Protocol;
@@ -275,5 +278,41 @@ class ServiceCountersTest {
         counters.recreated();
         fake.count(Family.IP, "nftproxy", Generation.SECOND.set(TableNames.SERVICE_IPS), web, 4, 0);
         assertEquals(21L, counters.read().get(new CounterSeries(Kind.CONNECTIONS, WEB, null)), "17 carried + 4 after the rebuild");
+    }
+
+    @Test
+    void aHashedPortCountsItsConnectionsAndEachEndpointsOverItsSlots() throws Exception {
+        FakeNfTables fake = new FakeNfTables();
+        Syncer syncer = new Syncer(fake, new NftRenderer(CFG), "nftproxy");
+        ServicePortName id = new ServicePortName("ns", "hashed", "http", Protocol.TCP);
+        ServicePort hashed = ServicePort.builder(id, 80).clusterIPs(List.of(ip("10.96.0.30"))).nodePort(30030)
+                .algorithm(LbAlgorithm.MAGLEV).build();
+        List<Endpoint> eps = List.of(Endpoint.ready(ip("10.244.1.2"), 8080, "node-b"), Endpoint.ready(ip("10.244.1.3"), 8080, "node-b"));
+        ProxyState st = new ProxyState(Map.of(id, hashed), Map.of(id, eps), new NodeInfo("node-a", null, List.of(ip("192.168.50.2")), false));
+        syncer.sync(st, null);
+        ServiceCounters counters = new ServiceCounters(fake, "nftproxy", CountedSets.countedSets(CFG), null);
+        counters.attributeWith(st);
+
+        int tcp = Protocol.TCP.number();
+        Bytes front = MapKeys.frontend(ip("10.96.0.30"), tcp, 80);
+        Bytes nodePort = MapKeys.nodePort(tcp, 30030);
+        fake.count(Family.IP, "nftproxy", TableNames.SERVICE_CHAINS, front, 5, 0);
+        fake.count(Family.IP, "nftproxy", TableNames.NODEPORT_CHAINS, nodePort, 2, 0);
+        // Each slot is an element of its own: the counts of an endpoint's slots add up.
+        Map<String, List<Integer>> slotsOf = new java.util.HashMap<>();
+        for (SetElement e : fake.listElements(Family.IP, "nftproxy", "ip-maglev-slots-809")) {
+            slotsOf.computeIfAbsent(MapKeys.endpointText(((Data.Value) e.data()).bytes(), 4), k -> new java.util.ArrayList<>())
+                    .add(e.key().host32At(e.key().length() - 4));
+        }
+        List<Integer> first = slotsOf.get("10.244.1.2:8080");
+        fake.count(Family.IP, "nftproxy", "ip-maglev-slots-809", endpointIndex(front, first.get(0)), 3, 0);
+        fake.count(Family.IP, "nftproxy", "ip-maglev-slots-809", endpointIndex(front, first.get(1)), 1, 0);
+        fake.count(Family.IP, "nftproxy", "ip-maglev-slots-809", endpointIndex(front, slotsOf.get("10.244.1.3:8080").get(0)), 1, 0);
+        fake.count(Family.IP, "nftproxy", "nodeport-maglev-slots-809", endpointIndex(nodePort, first.get(0)), 2, 0);
+
+        Map<CounterSeries, Long> t = counters.read();
+        assertEquals(7L, t.get(new CounterSeries(Kind.CONNECTIONS, id, null)), "its ClusterIP and its NodePort");
+        assertEquals(6L, t.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, id, "10.244.1.2:8080")), "over two slots and the NodePort's");
+        assertEquals(1L, t.get(new CounterSeries(Kind.ENDPOINT_CONNECTIONS, id, "10.244.1.3:8080")));
     }
 }

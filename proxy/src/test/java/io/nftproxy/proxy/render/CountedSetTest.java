@@ -36,6 +36,9 @@ class CountedSetTest {
         "service-endpoints-1025-1152, SERVICE_ENDPOINTS, FRONTEND_INDEX, ENDPOINT, false, true",
         "nodeport-local-endpoints-897-1024, NODEPORT_LOCAL_ENDPOINTS, NODEPORT_INDEX, ENDPOINT, false, true",
         "ip-sticky-endpoints-1-8, SERVICE_ENDPOINTS, FRONTEND_INDEX, ENDPOINT, false, true",
+        "ip-maglev-slots-1601, SERVICE_ENDPOINTS, FRONTEND_INDEX, ENDPOINT, false, true",
+        "nodeport-source-hash-slots-809, NODEPORT_ENDPOINTS, NODEPORT_INDEX, ENDPOINT, false, true",
+        "ip-maglev-1601, -, -, -, false, false",
         // never counting: the kinds' names alone (no such map), the checks, the rest
         "service-endpoints, -, -, -, false, false",
         "service-endpoints-check, -, -, -, false, false",
