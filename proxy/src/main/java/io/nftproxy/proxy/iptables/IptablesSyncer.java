@@ -8,9 +8,13 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import io.nftproxy.netlink.nft.CommitStats;
 import io.nftproxy.proxy.config.ProxyConfig;
 import io.nftproxy.proxy.model.IpFamily;
+import io.nftproxy.proxy.model.LbAlgorithm;
 import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.sync.Backend;
@@ -23,6 +27,7 @@ import io.nftproxy.proxy.sync.SyncResult;
  * fast path.
  */
 public final class IptablesSyncer implements Backend {
+    private static final Logger LOG = LoggerFactory.getLogger(IptablesSyncer.class);
     private final IptablesRenderer renderer;
     private final String netns;
     private final CommandRunner runner;
@@ -66,8 +71,26 @@ public final class IptablesSyncer implements Backend {
         return true;
     }
 
+    /** The service ports told that this mode does not hash (service.nftproxy.io/lb-algorithm): once each. */
+    private final Set<ServicePortName> toldRandom = new HashSet<>();
+
+    /**
+     * kube-proxy's iptables layout has no hash: a port whose Service asks for one picks at
+     * random, said once per port while it asks.
+     */
+    private void tellWhoAsksForAHash(ProxyState state) {
+        toldRandom.removeIf(id -> state.services().get(id) == null || !state.services().get(id).algorithm().hashed());
+        state.services().forEach((id, p) -> {
+            if (p.algorithm().hashed() && toldRandom.add(id)) {
+                LOG.warn("service port {} asks for {} {}: --mode iptables picks its endpoints at random", id,
+                        LbAlgorithm.ANNOTATION, p.algorithm().value());
+            }
+        });
+    }
+
     @Override
     public SyncResult sync(ProxyState state, Set<ServicePortName> changed) {
+        tellWhoAsksForAHash(state);
         long t0 = System.nanoTime();
         int chains = 0;
         int rules = 0;

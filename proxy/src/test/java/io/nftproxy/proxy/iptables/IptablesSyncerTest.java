@@ -132,4 +132,32 @@ class IptablesSyncerTest {
         assertTrue(restore.contains("*filter\n:KUBE-FORWARD - [0:0]\n-X KUBE-FORWARD\nCOMMIT"), restore);
         assertFalse(restore.contains("PREROUTING"), "built-in chains stay");
     }
+
+    @Test
+    void aServiceThatAsksForAHashIsToldOnceThatThisModePicksAtRandom() {
+        ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(IptablesSyncer.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
+                new ch.qos.logback.core.read.ListAppender<>();
+        logged.start();
+        log.addAppender(logged);
+        try {
+            IptablesSyncer syncer = new IptablesSyncer(CONFIG, "node", new FakeIptables());
+            ProxyState plain = state(2, 2);
+            ServicePortName first = plain.services().keySet().stream().sorted(java.util.Comparator.comparing(Object::toString))
+                    .findFirst().orElseThrow();
+            Map<ServicePortName, ServicePort> svcs = new HashMap<>(plain.services());
+            svcs.put(first, svcs.get(first).toBuilder().algorithm(io.nftproxy.proxy.model.LbAlgorithm.MAGLEV).build());
+            ProxyState hashed = new ProxyState(svcs, plain.endpoints(), plain.node());
+            syncer.sync(hashed, null);
+            syncer.sync(hashed, null);
+            List<String> said = logged.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
+            assertEquals(List.of("service port " + first + " asks for service.nftproxy.io/lb-algorithm maglev: --mode iptables"
+                    + " picks its endpoints at random"), said, "once, naming the port");
+            syncer.sync(plain, null);
+            syncer.sync(hashed, null);
+            assertEquals(2, logged.list.size(), "said again once it asks again");
+        } finally {
+            log.detachAppender(logged);
+        }
+    }
 }
