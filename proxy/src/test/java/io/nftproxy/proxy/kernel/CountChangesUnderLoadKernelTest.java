@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -61,6 +62,24 @@ class CountChangesUnderLoadKernelTest {
         for (int i = 0; i < 17; i++) {
             EPS.add("10.244.1." + (2 + i));
         }
+    }
+
+    /**
+     * The connections that took a TCP retry's second or more, for the failure's message: how long,
+     * which endpoint answered, and the counts in force while it was made (with how long after its
+     * start each came), so that a lost SYN can be told from the change it crossed.
+     */
+    static String slowest(Collection<long[]> made, ConcurrentSkipListMap<Long, Integer> inForce) {
+        List<String> out = new ArrayList<>();
+        for (long[] c : made) {
+            if (c[1] - c[0] >= 900_000_000L) {
+                Map.Entry<Long, Integer> at = inForce.floorEntry(c[0]);
+                List<String> counts = new ArrayList<>(List.of(String.valueOf(at.getValue())));
+                inForce.subMap(c[0], true, c[1], true).forEach((t, n) -> counts.add(n + " at +" + (t - c[0]) / 1_000_000 + " ms"));
+                out.add((c[1] - c[0]) / 1_000_000 + " ms, answered by " + EPS.get((int) c[2]) + ", counts " + counts);
+            }
+        }
+        return out.isEmpty() ? "no answered connection took a second" : "connections of a second or more: " + out;
     }
 
     static ProxyState state(int count, boolean sticky, boolean neighbour) {
@@ -162,7 +181,8 @@ class CountChangesUnderLoadKernelTest {
             // second later, and the clients' kernel counts the retry.
             long retried = ConnectingClients.synRetransmits(clients) - synRetransmitsBefore;
             if (retried != 0) {
-                failures.add(retried + " SYNs sent again: connections lost once, answered by TCP's retry");
+                failures.add(retried + " SYNs sent again: connections lost once, answered by TCP's retry; "
+                        + slowest(made, inForce));
             }
             assertEquals(List.of(), failures.first(20), failures.size() + " of " + (answered.get() + failures.size())
                     + " connections not answered, or not by an endpoint of the old or the new state, across " + syncs
