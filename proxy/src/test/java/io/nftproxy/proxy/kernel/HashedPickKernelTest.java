@@ -171,4 +171,42 @@ class HashedPickKernelTest {
             assertTrue(fromPod.size() >= 8 && typo.size() >= 8, "spread: " + fromPod + " / " + typo);
         }
     }
+
+    /**
+     * IPv6, the widest registers the hash uses (a 16-byte address in the key and in the hash's
+     * input): two Services with the same three endpoints hash a client's source port alike, so
+     * each connection's twin, to the other Service, reaches the same endpoint.
+     */
+    @Test
+    void overIpv6TwoServicesOfTheSameEndpointsHashAClientAlike(@TempDir Path dir) throws Exception {
+        Kernel.require();
+        try (Topology topo = new Topology()) {
+            List<String> eps = List.of("fd00:244::61", "fd00:244::62", "fd00:244::63");
+            topo.pod(eps.toArray(new String[0]));
+            for (String ep : eps) {
+                topo.serve(ep, 8080);
+            }
+            Netns client = topo.pod("fd00:244::100");
+            String http = "[{name: http, port: 8080, protocol: TCP}]";
+            String[] slice = eps.stream().map(e -> e + "@node-b").toArray(String[]::new);
+            new Manifests()
+                    .service("a", "fd00:96::61", "[{name: http, port: 80, targetPort: 8080}]", "ipFamilies: [IPv6]")
+                    .annotated(LbAlgorithm.ANNOTATION, "maglev")
+                    .slice("a", "v6", "IPv6", http, slice)
+                    .service("b", "fd00:96::62", "[{name: http, port: 80, targetPort: 8080}]", "ipFamilies: [IPv6]")
+                    .annotated(LbAlgorithm.ANNOTATION, "maglev")
+                    .slice("b", "v6", "IPv6", http, slice)
+                    .write(dir, "services.yaml");
+            ProxyRun.once(topo, dir);
+            Map<String, Integer> spread = new TreeMap<>();
+            for (int p = 24_000; p < 24_090; p++) {
+                Outcome a = topo.tcp(client, "fd00:244::100", p, "fd00:96::61", 80);
+                Outcome b = topo.tcp(client, "fd00:244::100", p, "fd00:96::62", 80);
+                assertEquals(ANSWERED, a.result(), a.toString());
+                assertEquals(a.answeredBy(), b.answeredBy(), "source port " + p + ": the same slot, the same endpoint");
+                spread.merge(a.answeredBy(), 1, Integer::sum);
+            }
+            assertEquals(3, spread.size(), "every endpoint has clients: " + spread);
+        }
+    }
 }
