@@ -50,12 +50,12 @@ public final class MaglevPick {
     private MaglevPick() {
     }
 
+    /** The algorithm's name in our objects' names: its annotation value. */
     private static String algorithmName(LbAlgorithm a) {
-        return switch (a) {
-            case MAGLEV -> "maglev";
-            case SOURCE_HASH -> "source-hash";
-            case RANDOM -> throw new IllegalArgumentException("a random pick has no table");
-        };
+        if (!a.hashed()) {
+            throw new IllegalArgumentException("a random pick has no table");
+        }
+        return a.value();
     }
 
     /** The map of a kind's frontends hashed by {@code a} into tables of {@code size} slots. */
@@ -89,9 +89,8 @@ public final class MaglevPick {
         if (kind == null) {
             return null;
         }
-        String alg = set.substring(kind.prefix.length() + 1, at);
-        LbAlgorithm a = alg.equals("maglev") ? LbAlgorithm.MAGLEV : alg.equals("source-hash") ? LbAlgorithm.SOURCE_HASH : null;
-        if (a == null) {
+        LbAlgorithm a = LbAlgorithm.of(set.substring(kind.prefix.length() + 1, at));
+        if (a == null || !a.hashed()) {
             return null;
         }
         int size;
@@ -139,7 +138,7 @@ public final class MaglevPick {
 
     /** Whether {@code set} is one of the slots maps, which the globals declare while some frontend fills them. */
     static boolean isSlotsMap(String set) {
-        return set.contains(SLOTS) && parse(set) != null;
+        return parse(set) != null;
     }
 
     /**
