@@ -3,12 +3,15 @@ package io.nftproxy.proxy.render;
 import static io.nftproxy.proxy.render.TableNames.*;
 
 import java.net.InetAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiPredicate;
+import java.util.function.Supplier;
 
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.SetElement;
@@ -160,23 +163,24 @@ public final class NftRenderer {
 
     /** One service port's contribution to one family's table (empty if it has no IP of that family). */
     public Fragment service(IpFamily f, ServicePort svc, List<Endpoint> endpoints, NodeInfo node) {
-        return service(f, svc, endpoints, node, EndpointSlots.NONE);
+        return service(f, svc, endpoints, node, null);
     }
 
     /**
      * One service port's contribution, its endpoints keeping the indices they held in
-     * {@code previous} (the slots of the port's last fragment in this family).
+     * {@code previous}, the port's last fragment in this family (null: none).
      */
-    public Fragment service(IpFamily f, ServicePort svc, List<Endpoint> endpoints, NodeInfo node, EndpointSlots previous) {
+    public Fragment service(IpFamily f, ServicePort svc, List<Endpoint> endpoints, NodeInfo node, Fragment previous) {
         if (!svc.inFamily(f)) {
             return Fragment.EMPTY;
         }
+        EndpointSlots held = previous == null ? EndpointSlots.NONE : previous.slots();
         FragmentBuilder b = new FragmentBuilder(config, f, node);
         if (elementComments) {
             b.commentWith(svc.id());
         }
         ServicePlan planned = ServicePlan.of(svc, endpoints, node, config, f);
-        b.slots = previous.next(planned.clusterEndpoints(), planned.localEndpoints(),
+        b.slots = held.next(planned.clusterEndpoints(), planned.localEndpoints(),
                 planned.sticky() && !ServiceChains.needed(planned));
         ServicePlan plan = planned.withEndpoints(b.slots.cluster(), b.slots.local());
         int proto = plan.protocol().number();
@@ -192,5 +196,57 @@ public final class NftRenderer {
         }
         data.firewall(plan);
         return b.fragment();
+    }
+
+    /**
+     * Whether a chain is one the kernel's traffic enters our table by (hooked into its paths):
+     * a table built beside another under other names shares these (io.nftproxy.proxy.sync.Generation).
+     */
+    public static boolean isBaseChain(String chain) {
+        return TableNames.BASE_CHAINS.contains(chain);
+    }
+
+    /** Whether a chain is one of {@code nftproxy trace}'s marking chains, added for a while: neither ours nor drift. */
+    public static boolean isTraceChain(String chain) {
+        return Names.isTraceChain(chain);
+    }
+
+    /** How long what a change keeps for the packets crossing its commit stays ({@link Transitions#GRACE}). */
+    public static final Duration CROSSING_GRACE = Transitions.GRACE;
+
+    /**
+     * What the commits of one sync must leave in place for the packets that cross them ({@link
+     * Transitions}): {@code newFragments}, the sync's new fragments of every port, read only when
+     * a port lets a frontend go (it may be another port's now); {@code kept}, by set and key, the
+     * elements earlier changes keep still.
+     */
+    public static Crossings crossings(Supplier<List<Fragment>> newFragments, BiPredicate<String, Bytes> kept) {
+        return new Crossings(Transitions.elsewhere(newFragments), kept::test);
+    }
+
+    /** What one sync's changes keep for the packets crossing their commits (see {@link #crossings}). */
+    public static final class Crossings {
+        private final Transitions.Elsewhere elsewhere;
+        private final Transitions.Kept kept;
+
+        private Crossings(Transitions.Elsewhere elsewhere, Transitions.Kept kept) {
+            this.elsewhere = elsewhere;
+            this.kept = kept;
+        }
+
+        /**
+         * The elements a port's change from {@code old} to {@code neu} (null: it goes) keeps, as a
+         * fragment of elements only ({@link Fragment#EMPTY}: none); {@code declared}, the
+         * on-demand sets the old generation declares; {@code structureStays}, whether every
+         * on-demand set {@code old} picks through stays declared after the commit.
+         */
+        public Fragment between(Fragment old, Fragment neu, Set<String> declared, boolean structureStays) {
+            return Transitions.between(old, neu, declared, elsewhere, kept, structureStays);
+        }
+
+        /** The elements of both (a key in both: {@code a}'s). */
+        public static Fragment merged(Fragment a, Fragment b) {
+            return Transitions.merged(a, b);
+        }
     }
 }

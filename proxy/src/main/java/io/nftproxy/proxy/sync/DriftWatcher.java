@@ -13,7 +13,7 @@ import io.nftproxy.netlink.nft.NftEvent;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.nft.monitor.NftMonitor;
 import io.nftproxy.netlink.nft.Transaction;
-import io.nftproxy.proxy.render.Names;
+import io.nftproxy.proxy.render.NftRenderer;
 
 /**
  * Watches the kernel's nf_tables events for changes to our tables made by anyone but us (an
@@ -74,7 +74,7 @@ public final class DriftWatcher implements AutoCloseable {
                 if (!table.equals(e.table()) || e.portId() == ourPortId) {
                     continue;
                 }
-                if ((e.type() == NftEvent.Type.CHAIN || e.type() == NftEvent.Type.RULE) && Names.isTraceChain(e.name())) {
+                if ((e.type() == NftEvent.Type.CHAIN || e.type() == NftEvent.Type.RULE) && NftRenderer.isTraceChain(e.name())) {
                     continue; // nftproxy trace's marking chains come and go in our table: not drift
                 }
                 if (!driftSeen) {

@@ -5,7 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.nftproxy.proxy.render.TableNames;
+import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.netlink.nft.Elements;
 import io.nftproxy.netlink.nft.Op;
 import io.nftproxy.netlink.nft.Rule;
@@ -160,7 +160,7 @@ final class FirstSyncBatches {
         TransactionPacker out = new TransactionPacker(limit);
         Transaction base = new Transaction();
         for (Op op : tx.ops()) {
-            if (op.object() instanceof Rule r && TableNames.BASE_CHAINS.contains(r.chain())) {
+            if (op.object() instanceof Rule r && NftRenderer.isBaseChain(r.chain())) {
                 base.op(op.verb(), op.object());
                 continue;
             }

@@ -3,7 +3,7 @@ package io.nftproxy.proxy.sync;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.nftproxy.proxy.render.TableNames;
+import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Data;
 import io.nftproxy.netlink.nft.Elements;
@@ -28,7 +28,7 @@ import io.nftproxy.netlink.nft.expr.Lookup;
  * under names of its own, which nothing reaches until the base chains' rules are switched to it
  * in one small transaction; then the old one is deleted. Generation 0 carries the renderer's
  * names, generation 1 the same with {@value #SUFFIX} appended, and each takeover goes to the
- * other. The base chains ({@link TableNames#BASE_CHAINS}) keep their names: they are where the
+ * other. The base chains ({@link NftRenderer#isBaseChain}) keep their names: they are where the
  * kernel's traffic enters the table.
  *
  * <p>The renderer and what the syncer holds use the renderer's names; a generation renames
@@ -70,7 +70,7 @@ public record Generation(int number) {
 
     /** A chain's name in the kernel: a base chain keeps its name. */
     public String chain(String name) {
-        return number == 0 || TableNames.BASE_CHAINS.contains(name) ? name : name + SUFFIX;
+        return number == 0 || NftRenderer.isBaseChain(name) ? name : name + SUFFIX;
     }
 
     /** {@code tx} with every name in this generation (itself for generation 0). */

@@ -14,6 +14,7 @@ import java.util.TreeMap;
 import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeSet;
+import java.util.function.BiPredicate;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -34,11 +35,9 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.DesiredChain;
-import io.nftproxy.proxy.render.EndpointSlots;
 import io.nftproxy.proxy.render.Fragment;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.proxy.plan.StickyTimeout;
-import io.nftproxy.proxy.render.Transitions;
 
 /**
  * Brings the kernel to the desired state in one atomic transaction per sync. The first sync
@@ -116,7 +115,7 @@ public final class Syncer implements Backend {
     /**
      * Makes this syncer's first sync give endpoints the indices {@code other} holds them at, and
      * nothing else of it: a full sync's table to compare, as a test, with the table {@code other}
-     * reached through partial syncs (indices depend on history; see EndpointSlots).
+     * reached through partial syncs (indices depend on history; see render/EndpointSlots).
      */
     void takeIndicesFrom(Syncer other) {
         indicesFrom.putAll(other.committed.tables());
@@ -286,7 +285,7 @@ public final class Syncer implements Backend {
             }
             // What earlier changes keep past this commit, which a packet crossing it could find.
             TableState held = ts;
-            Transitions.Kept kept = ts.transitions == expiringHere ? Transitions.NOTHING_KEPT
+            BiPredicate<String, Bytes> kept = ts.transitions == expiringHere ? (set, key) -> false
                     : (set, key) -> held.transitionalRefs(set, key) > 0;
             List<ServicePortName> crossed = new ArrayList<>();
             for (ServicePortName id : plan.ports()) {
@@ -295,7 +294,7 @@ public final class Syncer implements Backend {
                 Fragment frag = svc == null || refusals.leftOut(id) ? null
                         : reuse != null && unchanged(renderedFrom, id, svc, state) && reuse.fragments.containsKey(who)
                         ? reuse.fragments.get(who) // a full sync re-sends it; no need to render it again
-                        : render(f, svc, state, slotsOf(reuse != null ? reuse : indicesFrom.get(f), who), rejected);
+                        : render(f, svc, state, heldBy(reuse != null ? reuse : indicesFrom.get(f), who), rejected);
                 if (frag == Fragment.EMPTY) {
                     frag = null;
                 }
@@ -319,10 +318,10 @@ public final class Syncer implements Backend {
             // What each changed port's commit leaves for the packets crossing it, once every new
             // fragment is known: a frontend one port lets go may be another's in the same sync.
             Map<Contributor, Fragment> ported = changes;
-            Transitions.Elsewhere elsewhere = Transitions.elsewhere(() -> ported.entrySet().stream()
-                    .filter(e -> e.getValue() != null && !e.getKey().isTransition()).map(Map.Entry::getValue).toList());
+            NftRenderer.Crossings crossings = NftRenderer.crossings(() -> ported.entrySet().stream()
+                    .filter(e -> e.getValue() != null && !e.getKey().isTransition()).map(Map.Entry::getValue).toList(), kept);
             for (ServicePortName id : crossed) {
-                keepForCrossing(ts, id, changes.get(Contributor.of(id)), elsewhere, kept, changes, demand, now);
+                keepForCrossing(ts, id, changes.get(Contributor.of(id)), crossings, changes, demand, now);
             }
             Fragment globals = ts.fragments.get(Contributor.GLOBALS);
             if (plan.globals() || globals == null || !demand.keySet().equals(globals.declares())) {
@@ -341,22 +340,21 @@ public final class Syncer implements Backend {
 
     /**
      * What a port's change from the fragment we hold to {@code frag} (null: it goes) leaves in
-     * place for {@link Transitions#GRACE}, for packets that cross its commit: a contributor of its
+     * place for {@link NftRenderer#CROSSING_GRACE}, for packets that cross its commit: a contributor of its
      * own, numbered after the changes before it (in every family the same number).
      */
-    private void keepForCrossing(TableState ts, ServicePortName id, Fragment frag, Transitions.Elsewhere elsewhere,
-                                 Transitions.Kept kept, Map<Contributor, Fragment> changes, SortedMap<String, Integer> demand,
-                                 long now) {
+    private void keepForCrossing(TableState ts, ServicePortName id, Fragment frag, NftRenderer.Crossings crossings,
+                                 Map<Contributor, Fragment> changes, SortedMap<String, Integer> demand, long now) {
         Fragment old = ts.fragments.get(Contributor.of(id));
         boolean structureStays = old.demands().stream().allMatch(set -> demand.getOrDefault(set, 0) > 0);
-        Fragment crossing = Transitions.between(old, frag, ts.onDemand.keySet(), elsewhere, kept, structureStays);
+        Fragment crossing = crossings.between(old, frag, ts.onDemand.keySet(), structureStays);
         if (addsKeys(ts.onDemand, demand)) {
             // The trees grow in this sync: committed first (structureFirst), the growth is in the
             // generation the elements' commit leaves, and a crossing packet may walk it. Kept for
             // the trees as they are and as they will be, whichever the commits turn out to be.
             Set<String> grown = new TreeSet<>(ts.onDemand.keySet());
             grown.addAll(demand.keySet());
-            crossing = Transitions.merged(crossing, Transitions.between(old, frag, grown, elsewhere, kept, structureStays));
+            crossing = NftRenderer.Crossings.merged(crossing, crossings.between(old, frag, grown, structureStays));
         }
         if (crossing == Fragment.EMPTY) {
             return;
@@ -364,7 +362,7 @@ public final class Syncer implements Backend {
         Contributor tc = Contributor.transitionOf(id, transitionNumber(id));
         TableState.countOnDemand(demand, crossing, +1);
         changes.put(tc, crossing);
-        transitionsUntil.put(tc, now + Transitions.GRACE.toNanos());
+        transitionsUntil.put(tc, now + NftRenderer.CROSSING_GRACE.toNanos());
     }
 
     /**
@@ -409,7 +407,7 @@ public final class Syncer implements Backend {
     }
 
     /**
-     * The earliest time some transitional elements are due to go ({@link Transitions#GRACE} after
+     * The earliest time some transitional elements are due to go ({@link NftRenderer#CROSSING_GRACE} after
      * the change that kept them), or {@link Backend#NOTHING_DUE}: the sync loop syncs then.
      */
     @Override
@@ -676,7 +674,7 @@ public final class Syncer implements Backend {
      * inputs (a defect must cost one service, not every sync). That service is left out until it
      * changes, named in the log, and the rest of the sync goes on.
      */
-    private Fragment render(IpFamily f, ServicePort svc, ProxyState state, EndpointSlots previous, List<String> rejected) {
+    private Fragment render(IpFamily f, ServicePort svc, ProxyState state, Fragment previous, List<String> rejected) {
         try {
             return renderer.service(f, svc, state.endpointsOf(svc.id()), state.node(), previous);
         } catch (RuntimeException e) {
@@ -685,10 +683,9 @@ public final class Syncer implements Backend {
         }
     }
 
-    /** The indices a port's endpoints held in what we committed (or, rebuilding, had committed): kept by its next fragment. */
-    private static EndpointSlots slotsOf(TableState held, Contributor who) {
-        Fragment had = held == null ? null : held.fragments.get(who);
-        return had == null ? EndpointSlots.NONE : had.slots();
+    /** A port's fragment in what we committed (or, rebuilding, had committed): its next keeps its endpoints' indices. */
+    private static Fragment heldBy(TableState held, Contributor who) {
+        return held == null ? null : held.fragments.get(who);
     }
 
     /** Whether a service port's inputs are those it was rendered from in {@code from}. */

@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.BiFunction;
 
-import io.nftproxy.proxy.render.TableNames;
+import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.netlink.nft.Bytes;
 import io.nftproxy.netlink.nft.Chain;
 import io.nftproxy.netlink.nft.Elements;
@@ -27,7 +27,6 @@ import io.nftproxy.netlink.nft.expr.Immediate;
 import io.nftproxy.netlink.nft.expr.Lookup;
 import io.nftproxy.proxy.model.IpFamily;
 import io.nftproxy.proxy.render.DesiredChain;
-import io.nftproxy.proxy.render.Names;
 
 /**
  * Taking over tables of ours that are in the kernel already (a restart, an upgrade, a rebuild
@@ -72,7 +71,7 @@ final class Takeover {
         Set<Generation> seen = new HashSet<>();
         for (Map.Entry<IpFamily, Listing> e : tables.entrySet()) {
             for (Chain c : e.getValue().chains()) {
-                if (c.isBase() && TableNames.BASE_CHAINS.contains(c.name())) {
+                if (c.isBase() && NftRenderer.isBaseChain(c.name())) {
                     for (Rule r : kernel.listRules(c.family(), c.table(), c.name())) {
                         for (String name : referenced(r)) {
                             seen.add(Generation.of(name));
@@ -119,7 +118,7 @@ final class Takeover {
             }
             Listing l = kernel.get(e.getKey());
             for (Chain c : l == null ? List.<Chain>of() : l.chains()) {
-                if (c.isBase() && !Names.isTraceChain(c.name()) && !ts.chains.containsKey(c.name())) {
+                if (c.isBase() && !NftRenderer.isTraceChain(c.name()) && !ts.chains.containsKey(c.name())) {
                     tx.flush(c).delete(c);
                 }
             }

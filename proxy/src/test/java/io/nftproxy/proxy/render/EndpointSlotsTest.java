@@ -66,7 +66,7 @@ class EndpointSlotsTest {
         NftRenderer r = new NftRenderer(NftRendererTest.CFG);
         var svc = NftRendererTest.svc("web", "10.96.0.10", 0, false, 0);
         Fragment before = r.service(IpFamily.V4, svc, eps("abcd"), NftRendererTest.NODE);
-        Fragment after = r.service(IpFamily.V4, svc, eps("abd"), NftRendererTest.NODE, before.slots());
+        Fragment after = r.service(IpFamily.V4, svc, eps("abd"), NftRendererTest.NODE, before);
         Map<Bytes, Data> was = byKey(before.elements().get("service-endpoints-1-8"));
         Map<Bytes, Data> is = byKey(after.elements().get("service-endpoints-1-8"));
         assertEquals(3, is.size());

@@ -124,7 +124,7 @@ class MaglevPickTest {
     void oneEndpointOfTenLeavingRewritesItsSlotsAndFewOthers() {
         List<Endpoint> ten = manyEps(10);
         Fragment before = R.service(IpFamily.V4, port("-", LbAlgorithm.MAGLEV), ten, NODE);
-        Fragment after = R.service(IpFamily.V4, port("-", LbAlgorithm.MAGLEV), ten.subList(1, 10), NODE, before.slots());
+        Fragment after = R.service(IpFamily.V4, port("-", LbAlgorithm.MAGLEV), ten.subList(1, 10), NODE, before);
         Map<Bytes, Data> was = new HashMap<>();
         before.elements().get("ip-maglev-slots-1601").forEach(e -> was.put(e.key(), e.data()));
         int changed = 0;
@@ -139,7 +139,7 @@ class MaglevPickTest {
     void aTableThatChangesSizeKeepsItsOldSlotsForThePacketsCrossingTheCommit() {
         ServicePort web = port("nodeport", LbAlgorithm.MAGLEV);
         Fragment eight = R.service(IpFamily.V4, web, manyEps(8), NODE);
-        Fragment nine = R.service(IpFamily.V4, web, manyEps(9), NODE, eight.slots());
+        Fragment nine = R.service(IpFamily.V4, web, manyEps(9), NODE, eight);
         Fragment kept = Transitions.between(eight, nine, Set.of());
         assertEquals(Set.of("ip-maglev-slots-809", "nodeport-maglev-slots-809"), kept.elements().keySet());
         assertEquals(eight.elements().get("ip-maglev-slots-809"), kept.elements().get("ip-maglev-slots-809"),
@@ -150,12 +150,12 @@ class MaglevPickTest {
         // Hashed no more (the annotation removed): the frontend picks through the tree now, and a
         // packet that read the old verdict still finds its slot.
         Fragment random = R.service(IpFamily.V4, web.toBuilder().algorithm(LbAlgorithm.RANDOM).build(), manyEps(8), NODE,
-                eight.slots());
+                eight);
         Fragment keptForTheTree = Transitions.between(eight, random, Set.of());
         assertEquals(809, keptForTheTree.elements().get("ip-maglev-slots-809").size());
         assertEquals(809, keptForTheTree.elements().get("nodeport-maglev-slots-809").size());
 
-        Fragment seven = R.service(IpFamily.V4, web, manyEps(7), NODE, eight.slots());
+        Fragment seven = R.service(IpFamily.V4, web, manyEps(7), NODE, eight);
         assertEquals(Fragment.EMPTY, Transitions.between(eight, seven, Set.of()), "within a size every slot is in both generations");
         assertEquals(Fragment.EMPTY, Transitions.between(eight, null, Set.of()), "a frontend sent on no more keeps nothing");
     }

@@ -257,7 +257,7 @@ class NftRendererTest {
 
         // A port's endpoints are in its count's map; past the bucket they move to the next one.
         Fragment sixteen = r.service(IpFamily.V4, ten, manyEps(16), NODE);
-        Fragment seventeen = r.service(IpFamily.V4, ten, manyEps(17), NODE, sixteen.slots());
+        Fragment seventeen = r.service(IpFamily.V4, ten, manyEps(17), NODE, sixteen);
         assertEquals(16, sixteen.elements().get("service-endpoints-9-16").size());
         assertEquals(16, sixteen.elements().get("nodeport-endpoints-9-16").size());
         assertFalse(seventeen.elements().containsKey("service-endpoints-9-16"), "moved");
@@ -823,13 +823,13 @@ class NftRendererTest {
         Fragment first = r.service(IpFamily.V4, sticky, four, NODE);
         // The second goes: the last takes its index, but every endpoint keeps its number.
         List<Endpoint> three = List.of(four.get(0), four.get(2), four.get(3));
-        Fragment second = r.service(IpFamily.V4, sticky, three, NODE, first.slots());
+        Fragment second = r.service(IpFamily.V4, sticky, three, NODE, first);
         assertEquals(four.get(3), second.slots().cluster().get(1), "the last endpoint took the index that went");
         assertEquals(Map.of(0, four.get(0), 2, four.get(2), 3, four.get(3)), second.slots().clusterIds().held());
         // One comes: a number never given, not the one that went (clients may still remember it).
         List<Endpoint> back = new ArrayList<>(three);
         back.add(Endpoint.ready(Inet.parse("10.244.7.7"), 8080, "node-b"));
-        Fragment third = r.service(IpFamily.V4, sticky, back, NODE, second.slots());
+        Fragment third = r.service(IpFamily.V4, sticky, back, NODE, second);
         assertEquals(back.get(3), third.slots().clusterIds().held().get(4));
         // A count that fills its range (8) still gives a new endpoint a number never given: the
         // one freed (1) is kept for later, so its clients pick again rather than follow it.

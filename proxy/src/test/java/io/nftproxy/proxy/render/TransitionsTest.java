@@ -85,7 +85,7 @@ class TransitionsTest {
         NftRenderer r = new NftRenderer(NftRendererTest.CFG);
         NodeInfo node = NftRendererTest.NODE;
         Fragment old = r.service(IpFamily.V4, PORT, NftRendererTest.manyEps(a), node);
-        Fragment neu = b == 0 ? null : r.service(IpFamily.V4, PORT, NftRendererTest.manyEps(b), node, old.slots());
+        Fragment neu = b == 0 ? null : r.service(IpFamily.V4, PORT, NftRendererTest.manyEps(b), node, old);
         Fragment beside = other == 0 ? Fragment.EMPTY : r.service(IpFamily.V4, OTHER, NftRendererTest.manyEps(other), node);
         Set<String> declared = new TreeSet<>(old.demands());
         declared.addAll(beside.demands());
@@ -154,7 +154,7 @@ class TransitionsTest {
         ServicePort sticky = NftRendererTest.svc("churn", "10.96.0.10", 0, false, 600);
         Fragment big = r.service(IpFamily.V4, sticky, NftRendererTest.manyEps(1000), node);
         Set<String> bigDeclared = new TreeSet<>(big.demands());
-        Fragment own = r.service(IpFamily.V4, sticky, NftRendererTest.manyEps(1100), node, big.slots());
+        Fragment own = r.service(IpFamily.V4, sticky, NftRendererTest.manyEps(1100), node, big);
         assertFalse(own.chains().isEmpty(), "sticky past 1,024: chains of its own");
         Fragment moved = Transitions.between(big, own, bigDeclared);
         assertEquals(1000, moved.elements().get(PickTree.Kind.IP.endpoints(1000)).size(),
@@ -176,7 +176,7 @@ class TransitionsTest {
         ServicePort.Builder port = ServicePort.builder(PORT.id(), 80).clusterIPs(List.of(Inet.parse("10.96.0.10")))
                 .externalIPs(List.of(Inet.parse("203.0.113.10"))).nodePort(30010);
         Fragment cluster = r.service(IpFamily.V4, port.externalPolicyLocal(false).build(), eps, node);
-        Fragment local = r.service(IpFamily.V4, port.externalPolicyLocal(true).build(), eps, node, cluster.slots());
+        Fragment local = r.service(IpFamily.V4, port.externalPolicyLocal(true).build(), eps, node, cluster);
         Bytes ext = MapKeys.frontend(Inet.parse("203.0.113.10"), 6, 80);
         for (Fragment f : List.of(cluster, local)) {
             for (String map : List.of(TableNames.SERVICE_CHAINS, TableNames.IP_EXTERNAL_LOCAL_BLOCKS)) {

@@ -46,7 +46,6 @@ import io.nftproxy.proxy.model.ProxyState;
 import io.nftproxy.proxy.model.ServicePort;
 import io.nftproxy.proxy.model.ServicePortName;
 import io.nftproxy.proxy.render.DesiredChain;
-import io.nftproxy.proxy.render.EndpointSlots;
 import io.nftproxy.proxy.render.Fragment;
 import io.nftproxy.proxy.render.NftRenderer;
 import io.nftproxy.testkit.Kernel;
@@ -269,7 +268,7 @@ class FirstSyncInBatchesKernelTest {
     private static Map<ServicePortName, Fragment> fragments(NftRenderer renderer, ProxyState state) {
         Map<ServicePortName, Fragment> out = new TreeMap<>();
         state.services().forEach((id, svc) -> out.put(id,
-                renderer.service(IpFamily.V4, svc, state.endpointsOf(id), state.node(), EndpointSlots.NONE)));
+                renderer.service(IpFamily.V4, svc, state.endpointsOf(id), state.node())));
         return out;
     }
 
