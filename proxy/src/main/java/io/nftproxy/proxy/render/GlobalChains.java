@@ -58,7 +58,7 @@ final class GlobalChains extends RenderPart {
         this.serviceCidrs = serviceCidrs;
         this.picks = picks;
         for (int k = 0; k < FIREWALL_SHARDS; k++) {
-            if (demanded.contains(FIREWALL_ALLOW + k)) {
+            if (demanded.contains(firewallAllow(k))) {
                 shards.add(k);
             }
         }
@@ -78,7 +78,7 @@ final class GlobalChains extends RenderPart {
      * (over the cluster's endpoints and over this node's) and their leaves, the trees' blocks
      * whose sets are {@code demanded}, and for the kinds with ClientIP affinity in use (of these
      * timeouts) the chains that check and remember clients ({@link StickyPick}), with {@link
-     * #STICKY_REMEMBER}, which the filter chains send new DNATed connections to; and the hashed
+     * TableNames#STICKY_REMEMBER}, which the filter chains send new DNATed connections to; and the hashed
      * picks' maps and chains that some frontend uses ({@link MaglevPick}). A function of
      * the family, the timeouts and the on-demand sets alone, for the renderer to keep.
      */
@@ -107,9 +107,6 @@ final class GlobalChains extends RenderPart {
         }
         return b.fragment();
     }
-
-    /** The chain that remembers the clients of sticky ports, after the DNAT ({@link StickyPick}). */
-    static final String STICKY_REMEMBER = "sticky-remember";
 
     /**
      * A new connection DNATed to an endpoint of a sticky frontend goes down its kind's tree, which
@@ -193,13 +190,13 @@ final class GlobalChains extends RenderPart {
                     .withComment("a destination's last byte: the shard of its source ranges"));
         }
         for (int k : shards) {
-            b.set(NftSet.set(nf, t, FIREWALL_ALLOW + k, a, DataType.INET_PROTO, DataType.INET_SERVICE, a)
+            b.set(NftSet.set(nf, t, firewallAllow(k), a, DataType.INET_PROTO, DataType.INET_SERVICE, a)
                     .withFlags(NfTablesUapi.NFT_SET_INTERVAL)
                     .withComment("load-balancer IP port . source range, IPs ending in " + k
                             + ": the sources loadBalancerSourceRanges let in"));
             byte[] last = new byte[b.f.addressBytes()];
             last[last.length - 1] = (byte) k;
-            b.element(FIREWALL_SHARD_MAP, SetElement.of(Bytes.of(last), Verdict.goTo(FIREWALL_SHARD + k)));
+            b.element(FIREWALL_SHARD_MAP, SetElement.of(Bytes.of(last), Verdict.goTo(firewallShardChain(k))));
         }
         b.set(NftSet.set(nf, t, CLUSTER_IP_PORTS, a, DataType.INET_PROTO, DataType.INET_SERVICE)
                 .withComment("ClusterIP ports, masqueraded when reached from outside the cluster CIDR"));
@@ -332,9 +329,9 @@ final class GlobalChains extends RenderPart {
                     b.rule(FIREWALL_CHECK, concat(p.daddrShardBits(), RuleParts.vmap(FIREWALL_SHARD_MAP)))));
         }
         for (int k : shards) {
-            String shard = FIREWALL_SHARD + k;
+            String shard = firewallShardChain(k);
             b.chain(Chain.regular(nf, t, shard), List.of(
-                    b.rule(shard, concat(concat(p.daddrProtoPortSaddrForRanges(), RuleParts.lookup(FIREWALL_ALLOW + k)),
+                    b.rule(shard, concat(concat(p.daddrProtoPortSaddrForRanges(), RuleParts.lookup(firewallAllow(k))),
                             verdict(Verdict.RETURN))),
                     b.rule(shard, concat(concat(p.daddrProtoPort(), RuleParts.lookup(FIREWALL_IPS)),
                             verdict(Verdict.DROP)))));

@@ -45,27 +45,17 @@ public final class MaglevPick {
      */
     static final int SEED = 0x6e667470; // "nftp"
 
-    private static final String SLOTS = "-slots-";
-
     private MaglevPick() {
-    }
-
-    /** The algorithm's name in our objects' names: its annotation value. */
-    private static String algorithmName(LbAlgorithm a) {
-        if (!a.hashed()) {
-            throw new IllegalArgumentException("a random pick has no table");
-        }
-        return a.value();
     }
 
     /** The map of a kind's frontends hashed by {@code a} into tables of {@code size} slots. */
     static String slots(PickTree.Kind kind, LbAlgorithm a, int size) {
-        return kind.prefix + "-" + algorithmName(a) + SLOTS + size;
+        return ObjectName.format(ObjectName.Scheme.HASHED_SLOTS, kind, a, null, size);
     }
 
     /** The chain that hashes into {@link #slots}. */
     static String chain(PickTree.Kind kind, LbAlgorithm a, int size) {
-        return kind.prefix + "-" + algorithmName(a) + "-" + size;
+        return ObjectName.format(ObjectName.Scheme.HASHED_CHAIN, kind, a, null, size);
     }
 
     /** A slots map's name, parsed; null for another set. */
@@ -79,27 +69,13 @@ public final class MaglevPick {
         }
     }
 
-    /** {@code set} as one of the slots maps, or null. Asked of every set of every fragment: tests prefixes first. */
+    /** {@code set} as one of the slots maps, or null. Asked of every set of every fragment: a word it must hold first. */
     static SlotsMap parse(String set) {
-        int at = set.indexOf(SLOTS);
-        if (at < 0) {
+        if (!set.contains("-slots-")) {
             return null;
         }
-        PickTree.Kind kind = set.startsWith("ip-") ? PickTree.Kind.IP : set.startsWith("nodeport-") ? PickTree.Kind.NODEPORT : null;
-        if (kind == null) {
-            return null;
-        }
-        LbAlgorithm a = LbAlgorithm.of(set.substring(kind.prefix.length() + 1, at));
-        if (a == null || !a.hashed()) {
-            return null;
-        }
-        int size;
-        try {
-            size = Integer.parseInt(set.substring(at + SLOTS.length()));
-        } catch (NumberFormatException e) {
-            return null;
-        }
-        return slots(kind, a, size).equals(set) ? new SlotsMap(kind, a, size) : null;
+        ObjectName n = ObjectName.parse(set);
+        return n == null || n.scheme() != ObjectName.Scheme.HASHED_SLOTS ? null : new SlotsMap(n.tree(), n.algorithm(), n.n());
     }
 
     /**
@@ -111,13 +87,9 @@ public final class MaglevPick {
 
     /** {@code chain} as one of the hashing chains, or null. */
     public static HashedChain ofChain(String chain) {
-        int dash = chain.lastIndexOf('-');
-        if (dash < 0) {
-            return null;
-        }
-        String map = chain.substring(0, dash) + SLOTS + chain.substring(dash + 1);
-        SlotsMap m = parse(map);
-        return m == null ? null : new HashedChain(m.algorithm().value(), m.size(), map);
+        ObjectName n = ObjectName.parse(chain);
+        return n == null || n.scheme() != ObjectName.Scheme.HASHED_CHAIN ? null
+                : new HashedChain(n.algorithm().value(), n.n(), slots(n.tree(), n.algorithm(), n.n()));
     }
 
     /**
@@ -155,7 +127,7 @@ public final class MaglevPick {
             List<DataType> key = m.kind().ip ? List.of(a, DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK)
                     : List.of(DataType.INET_PROTO, DataType.INET_SERVICE, DataType.MARK);
             b.set(new NftSet(b.nf, b.t, m.name(), key, DataType.concat(List.of(a, DataType.INET_SERVICE)), 0, 0,
-                    (m.kind().ip ? "IP port" : "NodePort") + " . slot to endpoint address . port, " + algorithmName(m.algorithm())
+                    (m.kind().ip ? "IP port" : "NodePort") + " . slot to endpoint address . port, " + m.algorithm().value()
                             + " tables of " + m.size() + " slots"));
             List<Rule> rules = new ArrayList<>();
             if (sticky.contains(m.kind())) {

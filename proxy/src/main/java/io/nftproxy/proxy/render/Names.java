@@ -66,9 +66,24 @@ public final class Names {
      */
     public static final String TRACE = "trace-";
 
-    /** Whether a chain name is a trace's marking chain (not the daemon's, not drift). */
+    /** Whether a chain name is a trace's marking chain (not the daemon's, not drift). Asked of every chain event: a prefix. */
     public static boolean isTraceChain(String chain) {
         return chain != null && chain.startsWith(TRACE);
+    }
+
+    /** A trace's marking chain on a hook ({@code prerouting}, {@code output}), tagged with the trace's tag. */
+    public static String traceChain(String hook, String tag) {
+        return ObjectName.format(ObjectName.Scheme.TRACE_CHAIN, null, null, hook + "-" + tag);
+    }
+
+    /** The hook a trace's marking chain is on ({@link #traceChain}), or null for another chain. */
+    public static String traceHook(String chain) {
+        ObjectName n = chain == null ? null : ObjectName.parse(chain);
+        if (n == null || n.scheme() != ObjectName.Scheme.TRACE_CHAIN) {
+            return null;
+        }
+        int dash = n.rest().indexOf('-');
+        return dash < 0 ? n.rest() : n.rest().substring(0, dash);
     }
 
     /** Prefixes of the chains of one service port, by what the chain does. */
@@ -78,29 +93,30 @@ public final class Names {
 
     /** The cluster-policy chain: picks among all (usable) endpoints. */
     public static String clusterChain(ServicePortName id, int port) {
-        return CLUSTER + service(id, port);
+        return ObjectName.format(ObjectName.Scheme.CLUSTER_CHAIN, null, null, service(id, port));
     }
 
     /** The local-policy chain: picks among this node's endpoints. */
     public static String localChain(ServicePortName id, int port) {
-        return LOCAL + service(id, port);
+        return ObjectName.format(ObjectName.Scheme.LOCAL_CHAIN, null, null, service(id, port));
     }
 
     /** External traffic of an externalTrafficPolicy: Local service. */
     public static String externalChain(ServicePortName id, int port) {
-        return EXTERNAL + service(id, port);
+        return ObjectName.format(ObjectName.Scheme.EXTERNAL_CHAIN, null, null, service(id, port));
     }
 
     /** Whether a chain sorts external traffic of policy Local: a port's own, or the shared ones. */
     public static boolean isExternalLocal(String chain) {
-        return chain.startsWith(EXTERNAL) || chain.equals(TableNames.IP_EXTERNAL_LOCAL)
-                || chain.equals(TableNames.NODEPORT_EXTERNAL_LOCAL);
+        ObjectName n = ObjectName.parse(chain);
+        return n != null && (n.scheme() == ObjectName.Scheme.EXTERNAL_CHAIN
+                || n.text().equals(TableNames.IP_EXTERNAL_LOCAL) || n.text().equals(TableNames.NODEPORT_EXTERNAL_LOCAL));
     }
 
     /** Whether a chain picks among this node's endpoints only: a port's own, or the shared local trees'. */
     public static boolean picksLocal(String chain) {
-        return chain.startsWith(LOCAL) || chain.startsWith(PickTree.Kind.IP_LOCAL.prefix + "-pick-")
-                || chain.startsWith(PickTree.Kind.NODEPORT_LOCAL.prefix + "-pick-");
+        ObjectName n = ObjectName.parse(chain);
+        return n != null && (n.scheme() == ObjectName.Scheme.LOCAL_CHAIN || n.scheme() == ObjectName.Scheme.PICK && n.tree().local);
     }
     /**
      * The names of one pick tree's sets, for a reader of the kernel ({@code nftproxy dump
@@ -157,9 +173,10 @@ public final class Names {
             return kind.endpoints(k);
         }
 
-        /** What the names of the sets of this tree's sticky frontends, by timeout in seconds, start with. */
-        public String stickyPrefix() {
-            return StickyPick.membersPrefix(kind);
+        /** The timeout in seconds whose sticky frontends of this tree {@code set} holds; -1 for another set. */
+        public long stickyTimeout(String set) {
+            ObjectName n = ObjectName.parse(set);
+            return n != null && n.scheme() == ObjectName.Scheme.STICKY_MEMBERS && n.tree() == kind ? n.n() : -1;
         }
     }
 }

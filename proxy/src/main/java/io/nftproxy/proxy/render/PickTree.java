@@ -30,13 +30,8 @@ import io.nftproxy.netlink.nft.expr.Expr;
  * chain that tells k from its neighbour by bit 0 and draws among k ({@code ip-pick-3-4} for 3 and
  * 4; a chain per count under it was 128 more chains a tree for the same lookups).
  *
- * <p>Why not a verdict map from the port to {@code goto pick-k}: changing a verdict element makes
- * the kernel validate every chain reachable from the map at commit (18-24 ms a change at 100k
- * services). Adding or removing an endpoint here moves the port in or out of a few bit sets,
- * elements without data, which the kernel commits without validating anything. Why not a data
- * map from the port to k feeding a constant verdict map in the same rule: the kernel runs it,
- * but nft (1.0.6) aborts listing such a rule, and every operator's {@code nft list ruleset}
- * would crash.
+ * <p>Why bit sets, and not a verdict map or a data map feeding one: docs/ruleset.md, "The layout"
+ * (a verdict element changed makes the kernel validate the table; nft cannot list the other).
  *
  * <p>A new connection to a plain port pays {@code log2(MAX_SHARED_PICK)} more set lookups (7).
  * One tree per kind of frontend: IP ports ({@code ip daddr . meta l4proto . th dport}) and
@@ -121,12 +116,12 @@ final class PickTree extends RenderPart {
 
         /** The set of ports whose endpoint count minus one has {@code bit} set. */
         String bitSet(int bit) {
-            return prefix + "-count-bit-" + bit;
+            return ObjectName.format(ObjectName.Scheme.COUNT_BIT, this, null, null, bit);
         }
 
         /** The set of ports whose endpoint count minus one is in block {@code block} (1 for 129..256). */
         String blockSet(int block) {
-            return prefix + "-count-block-" + block;
+            return ObjectName.format(ObjectName.Scheme.COUNT_BLOCK, this, null, null, block);
         }
 
         /** The root of the tree of block {@code block} (1 for 129..256), where a count in it is sent. */
@@ -141,7 +136,7 @@ final class PickTree extends RenderPart {
 
         /** The chain that still chooses among counts {@code lo}..{@code hi}; the root chooses among all. */
         String chain(int lo, int hi) {
-            return prefix + "-pick-" + lo + "-" + hi;
+            return ObjectName.format(ObjectName.Scheme.PICK, this, null, null, lo, hi);
         }
 
         String root() {
@@ -168,7 +163,7 @@ final class PickTree extends RenderPart {
          */
         String endpoints(int k) {
             if (k > MAX_PLAIN_PICK && k <= MAX_TREE_PICK) {
-                return endpointsBase + "-" + bucket(k); // a block of the verdict maps' (rare: made when asked)
+                return bucketName(ObjectName.Scheme.ENDPOINTS, this, k); // a block of the verdict maps' (rare: made when asked)
             }
             if (k < 1 || k > MAX_PLAIN_PICK) {
                 throw new IllegalArgumentException("no shared endpoint map for " + k + " endpoints");
@@ -212,18 +207,22 @@ final class PickTree extends RenderPart {
      * (9-16, 17-32, 33-64, 65-128), then the blocks above MAX_SHARED_PICK.
      *
      * <p>Why not one map for every count: the kernel checks each element added to a map against
-     * every rule that looks the map up (nft_add_set_elem walks the set's bindings), and one map
-     * was looked up by all 128 leaves and (then) 128 sticky slot chains per timeout, 384 with a block
-     * in use: measured, 300,000 elements into a map looked up by 512 rules took 3.08 s against 1.25 s
-     * by one rule (`nft -f`, kernel 6.18), much of a full sync's kernel time at 100k services. A
-     * bucket up to n is looked up by at most n/2 leaves (8 for 9-16; the sticky ports' maps by
-     * number are split the same way, each looked up by its range's slots). The price: a port whose count leaves its bucket moves its endpoints to the next
-     * map in the same transaction. Counts up to {@link #SMALL_BUCKET}, most services', share one
-     * map, looked up by as few rules as 9-16's, so that their changes move nothing.
+     * every rule that looks it up (docs/ruleset.md, "Why the endpoint maps are split by count",
+     * with the figures). A bucket up to n is looked up by at most n/2 leaves (the sticky ports'
+     * maps by number are split the same way, each looked up by its range's slots). The price: a
+     * port whose count leaves its bucket moves its endpoints to the next map in the same
+     * transaction. Counts up to {@link #SMALL_BUCKET}, most services', share one map, looked up
+     * by as few rules as 9-16's, so that their changes move nothing.
      */
     static String bucket(int k) {
         int hi = bucketHigh(k);
         return bucketLow(hi) + "-" + hi;
+    }
+
+    /** The name of scheme {@code s} of {@code kind} for the bucket of counts {@code k} is in ({@code …-lo-hi}). */
+    static String bucketName(ObjectName.Scheme s, Kind kind, int k) {
+        int hi = bucketHigh(k);
+        return ObjectName.format(s, kind, null, null, bucketLow(hi), hi);
     }
 
     /** Most services' endpoint counts: one endpoint map for all of them (see {@link #bucket}). */
@@ -240,7 +239,7 @@ final class PickTree extends RenderPart {
         return Math.max(SMALL_BUCKET, Integer.highestOneBit(2 * k - 1));
     }
 
-    private static int bucketLow(int hi) {
+    static int bucketLow(int hi) {
         return hi > MAX_SHARED_PICK ? hi - MAX_SHARED_PICK + 1 : hi == SMALL_BUCKET ? 1 : hi / 2 + 1;
     }
 
@@ -265,7 +264,7 @@ final class PickTree extends RenderPart {
             for (Kind kind : Kind.values()) {
                 String[] names = new String[MAX_PLAIN_PICK + 1];
                 for (int k = 1; k <= MAX_PLAIN_PICK; k++) {
-                    names[k] = k > 1 && bucketLow(bucketHigh(k)) != k ? names[k - 1] : kind.endpointsBase + "-" + bucket(k);
+                    names[k] = k > 1 && bucketLow(bucketHigh(k)) != k ? names[k - 1] : bucketName(ObjectName.Scheme.ENDPOINTS, kind, k);
                 }
                 BY_KIND[kind.ordinal()] = names;
             }

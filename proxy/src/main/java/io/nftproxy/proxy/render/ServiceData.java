@@ -220,7 +220,7 @@ final class ServiceData extends RenderPart {
             Bytes k = b.key(ip, plan.protocol().number(), plan.port());
             b.element(FIREWALL_IPS, SetElement.of(k));
             for (Cidr.Range r : ranges) {
-                b.element(FIREWALL_ALLOW + TableNames.firewallShard(ip), new SetElement(Bytes.concat(k, Bytes.ip(r.start())),
+                b.element(firewallAllow(TableNames.firewallShard(ip)), new SetElement(Bytes.concat(k, Bytes.ip(r.start())),
                         Bytes.concat(k, Bytes.ip(r.last())), null, 0, 0, 0));
             }
         }

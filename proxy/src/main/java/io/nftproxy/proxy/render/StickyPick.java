@@ -91,23 +91,22 @@ final class StickyPick extends RenderPart {
 
     /** The set of this kind's frontends with ClientIP affinity of {@code timeoutSeconds}. */
     static String members(PickTree.Kind kind, long timeoutSeconds) {
-        return membersPrefix(kind) + timeoutSeconds;
+        return ObjectName.format(ObjectName.Scheme.STICKY_MEMBERS, kind, null, null, Math.toIntExact(timeoutSeconds));
     }
 
     /** The set of this kind's frontends with ClientIP affinity, of any timeout: the tree's root sends them to the check. */
     static String allMembers(PickTree.Kind kind) {
-        String prefix = membersPrefix(kind);
-        return prefix.substring(0, prefix.length() - 1);
+        return ObjectName.format(ObjectName.Scheme.STICKY_MEMBERS_ALL, kind, null, null);
     }
 
     /** What the names of this kind's sticky member sets start with. */
     static String membersPrefix(PickTree.Kind kind) {
-        return "sticky-" + (kind.local ? "local-" : "") + (kind.ip ? "ips" : "nodeports") + "-";
+        return ObjectName.membersBase(kind) + "-";
     }
 
     /** The set of this kind's sticky frontends whose numbers are in the range up to {@code hi}: declared while one is. */
     static String rangeMembers(PickTree.Kind kind, int hi) {
-        return membersPrefix(kind) + "ids-" + PickTree.bucket(hi);
+        return PickTree.bucketName(ObjectName.Scheme.STICKY_RANGE_MEMBERS, kind, hi);
     }
 
     /** What the names of the range sets start with ({@link #rangeMembers}): sets declared on demand. */
@@ -117,40 +116,41 @@ final class StickyPick extends RenderPart {
 
     /** The set the kernel writes a client's "client . frontend . number" into. */
     static String affinity(PickTree.Kind kind) {
-        return kind.prefix + "-affinity";
+        return ObjectName.format(ObjectName.Scheme.AFFINITY, kind, null, null);
     }
 
     /** "frontend . number" to endpoint, for the range up to {@code hi}. */
     static String endpoints(PickTree.Kind kind, int hi) {
-        return kind.prefix + "-sticky-endpoints-" + PickTree.bucket(hi);
+        return PickTree.bucketName(ObjectName.Scheme.STICKY_ENDPOINTS, kind, hi);
     }
 
     /** "frontend . endpoint address . port" of every sticky port's endpoint: what a DNAT's result is checked against. */
     static String pairs(PickTree.Kind kind) {
-        return kind.prefix + "-sticky-pairs";
+        return ObjectName.format(ObjectName.Scheme.STICKY_PAIRS, kind, null, null);
     }
 
     /** The pairs whose endpoint's number has {@code bit} set. */
     static String idBit(PickTree.Kind kind, int bit) {
-        return kind.prefix + "-sticky-id-bit-" + bit;
+        return ObjectName.format(ObjectName.Scheme.STICKY_ID_BIT, kind, null, null, bit);
     }
 
     /** The chain the tree's root sends a sticky port to: on to the check of its range. */
     static String check(PickTree.Kind kind) {
-        return kind.prefix + "-sticky-check";
+        return ObjectName.format(ObjectName.Scheme.STICKY_CHECK, kind, null, null);
     }
 
     private String check(int hi) {
-        return check(kind) + "-" + PickTree.bucket(hi);
+        return PickTree.bucketName(ObjectName.Scheme.STICKY_RANGE_CHECK, kind, hi);
     }
 
     private String slot(int hi, int id) {
-        return kind.prefix + "-sticky-" + PickTree.bucket(hi) + "-slot-" + id;
+        int top = PickTree.bucketHigh(hi);
+        return ObjectName.format(ObjectName.Scheme.STICKY_SLOT, kind, null, null, PickTree.bucketLow(top), top, id);
     }
 
     /** The chain of the remembering tree that still tells numbers lo..hi apart. */
     private String remember(int lo, int hi) {
-        return kind.prefix + "-sticky-remember-" + lo + "-" + hi;
+        return ObjectName.format(ObjectName.Scheme.STICKY_REMEMBER, kind, null, null, lo, hi);
     }
 
     /** Whether this kind's frontends are IP ports (else NodePorts). */

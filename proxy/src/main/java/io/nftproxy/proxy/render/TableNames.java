@@ -129,10 +129,42 @@ public final class TableNames {
     public static final String NODEPORT_ENDPOINTS_UNSERVED = "nodeport-endpoints-unserved";
     public static final String CLUSTER_IPS_CHECK = "cluster-ips-check";
     public static final String FIREWALL_CHECK = "firewall-check";
+    /** The chain the filter chains send new DNATed connections to, which remembers sticky ports' clients. */
+    public static final String STICKY_REMEMBER = "sticky-remember";
+
+    /**
+     * Every name above that is a whole name (not a prefix or an endpoint maps' base), and the
+     * base chains: the names {@link ObjectName#parse} reads as {@link ObjectName.Scheme#FIXED}.
+     */
+    static final Set<String> FIXED = fixed();
+
+    private static Set<String> fixed() {
+        Set<String> out = new java.util.HashSet<>(BASE_CHAINS);
+        out.addAll(List.of(SERVICE_IPS, SERVICE_NODEPORTS, SERVICE_CHAINS, NODEPORT_CHAINS, LOCAL_IPS, LOCAL_NODEPORTS,
+                NO_LOCAL_ENDPOINT, NODEPORT_NO_LOCAL_ENDPOINT, IP_EXTERNAL_LOCAL, NODEPORT_EXTERNAL_LOCAL,
+                IP_EXTERNAL_LOCAL_BLOCKS, NODEPORT_EXTERNAL_LOCAL_BLOCKS, NO_ENDPOINT_REJECT, NO_ENDPOINT_DROP,
+                NODEPORT_NO_ENDPOINT_REJECT, NODEPORT_NO_ENDPOINT_DROP, UNSERVED_IPS, UNSERVED_NODEPORTS, CLUSTER_IP_PORTS,
+                EXTERNAL_MASQ, NODEPORT_MASQ, NODEPORT_ADDRS, CLUSTER_IPS, CLUSTER_CIDRS, SERVICE_CIDRS, HAIRPIN, AFFINITY,
+                FIREWALL_IPS, FIREWALL_SHARD_MAP, CHAIN_ENDPOINTS, SERVICES, MARK_FOR_MASQUERADE, MASQUERADING,
+                SERVICE_ENDPOINTS_CHECK, NODEPORT_ENDPOINTS_CHECK, SERVICE_ENDPOINTS_UNSERVED, NODEPORT_ENDPOINTS_UNSERVED,
+                CLUSTER_IPS_CHECK, FIREWALL_CHECK, STICKY_REMEMBER));
+        return Set.copyOf(out);
+    }
+
     static {
         if (Integer.bitCount(FIREWALL_SHARDS) != 1 || FIREWALL_SHARDS > 256) {
             throw new AssertionError("a shard is the last byte's low bits: FIREWALL_SHARDS must be a power of two up to 256");
         }
+    }
+
+    /** The set of the source ranges of the load-balancer IPs of shard {@code shard} ({@link #firewallShard}). */
+    public static String firewallAllow(int shard) {
+        return ObjectName.format(ObjectName.Scheme.FIREWALL_ALLOW, null, null, null, shard);
+    }
+
+    /** The chain of shard {@code shard}. */
+    static String firewallShardChain(int shard) {
+        return ObjectName.format(ObjectName.Scheme.FIREWALL_SHARD, null, null, null, shard);
     }
 
     /** The shard of a load-balancer IP's source ranges: its last byte's low bits (all of them at 256 shards). */

@@ -2,7 +2,7 @@ package io.nftproxy.proxy.trace;
 
 import static io.nftproxy.proxy.render.TableNames.CLUSTER_IP_PORTS;
 import static io.nftproxy.proxy.render.TableNames.EXTERNAL_MASQ;
-import static io.nftproxy.proxy.render.TableNames.FIREWALL_ALLOW;
+import static io.nftproxy.proxy.render.TableNames.firewallAllow;
 import static io.nftproxy.proxy.render.TableNames.FIREWALL_IPS;
 import static io.nftproxy.proxy.render.TableNames.LOCAL_IPS;
 import static io.nftproxy.proxy.render.TableNames.LOCAL_NODEPORTS;
@@ -333,10 +333,11 @@ public final class KernelServiceView {
         }
 
         private long stickySeconds(Bytes key, Names.Tree tree) throws NftException {
-            String prefix = g.set(tree.stickyPrefix());
             for (String s : sets) {
-                if (s.startsWith(prefix) && s.substring(prefix.length()).matches("\\d+") && read(s).containsKey(key)) {
-                    return Long.parseLong(s.substring(prefix.length()));
+                String name = Generation.original(s);
+                long seconds = tree.stickyTimeout(name);
+                if (seconds > 0 && g.set(name).equals(s) && read(s).containsKey(key)) {
+                    return seconds;
                 }
             }
             return 0;
@@ -345,7 +346,7 @@ public final class KernelServiceView {
         /** The source ranges a load-balancer IP port lets in: "first-last" per range of its shard's interval set. */
         private List<String> ranges(Bytes key, InetAddress lbIP) throws NftException {
             List<String> out = new ArrayList<>();
-            for (SetElement e : elements(FIREWALL_ALLOW + TableNames.firewallShard(lbIP))) {
+            for (SetElement e : elements(firewallAllow(TableNames.firewallShard(lbIP)))) {
                 if (e.key().length() <= key.length() || !e.key().slice(0, key.length()).equals(key)) {
                     continue;
                 }

@@ -88,7 +88,7 @@ public final class TraceExplainer {
         if (first.oif() != 0) {
             head.append("  out ").append(ifname(first.oif()));
         }
-        head.append("  hook ").append(first.chain() != null && first.chain().startsWith(Names.TRACE + "output")
+        head.append("  hook ").append("output".equals(Names.traceHook(first.chain()))
                 ? "output (from this node)" : "prerouting");
         lines.add(head.toString());
 

@@ -47,7 +47,7 @@ public final class TraceSession implements AutoCloseable {
                 continue;
             }
             for (Hook hook : List.of(Hook.PREROUTING, Hook.OUTPUT)) {
-                String name = Names.TRACE + hook.keyword() + "-" + tag;
+                String name = Names.traceChain(hook.keyword(), tag);
                 Chain c = Chain.base(nf, table, name, "filter", hook, PRIORITY);
                 tx.add(c);
                 chains.add(c);

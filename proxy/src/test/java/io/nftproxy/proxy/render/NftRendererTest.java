@@ -772,7 +772,7 @@ class NftRendererTest {
 
         Fragment g = r.globals(IpFamily.V4, state(sticky));
         Fragment none = r.globals(IpFamily.V4, new ProxyState(Map.of(), Map.of(), NODE));
-        assertFalse(none.chains().containsKey("ip-sticky-check") || none.chains().containsKey(GlobalChains.STICKY_REMEMBER),
+        assertFalse(none.chains().containsKey("ip-sticky-check") || none.chains().containsKey(TableNames.STICKY_REMEMBER),
                 "no sticky port: none of their chains");
         assertTrue(g.unmanagedSets().containsAll(List.of("ip-affinity", "nodeport-affinity")), "the kernel fills them");
         java.util.function.Function<String, List<String>> body = c -> g.chains().get(c).rules().stream()
@@ -796,7 +796,7 @@ class NftRendererTest {
                 "ct original ip daddr . meta l4proto . ct original proto-dst . ip daddr . th dport @ip-sticky-pairs jump ip-sticky-remember-0-7",
                 "ct original ip daddr . meta l4proto . ct original proto-dst != @service-ips meta l4proto . ct original proto-dst"
                         + " . ip daddr . th dport @nodeport-sticky-pairs jump nodeport-sticky-remember-0-7"),
-                body.apply(GlobalChains.STICKY_REMEMBER));
+                body.apply(TableNames.STICKY_REMEMBER));
         assertEquals(List.of("ct original ip daddr . meta l4proto . ct original proto-dst . ip daddr . th dport @ip-sticky-id-bit-2 goto ip-sticky-remember-4-7",
                 "goto ip-sticky-remember-0-3"), body.apply("ip-sticky-remember-0-7"));
         assertEquals(List.of("ct original ip daddr . meta l4proto . ct original proto-dst . ip daddr . th dport @ip-sticky-id-bit-0"
