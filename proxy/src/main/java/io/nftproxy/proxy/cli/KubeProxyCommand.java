@@ -235,31 +235,37 @@ final class KubeProxyCommand implements Callable<Integer> {
         if (initOnly) {
             return 0;
         }
-        Launch launch = new Launch();
+        Launch.Builder launch = Launch.builder();
         String kc = master == null && c.clientConnection().kubeconfig().isEmpty() ? null : c.clientConnection().kubeconfig();
         if (kc == null && master == null) {
-            launch.inCluster = true; // kube-proxy: neither a kubeconfig nor --master means the service account
+            launch.inCluster(true); // kube-proxy: neither a kubeconfig nor --master means the service account
         } else {
-            launch.kubeconfig = kc == null || kc.isEmpty() ? null : Path.of(kc);
-            launch.master = master;
+            launch.kubeconfig(kc == null || kc.isEmpty() ? null : Path.of(kc)).master(master);
         }
-        launch.cfg = new ProxyConfig(hostname(c), RunCommand.bindAddressIPs(c.bindAddress()),
-                RunCommand.cidrs(c.clusterCIDRs(), config != null ? "clusterCIDR" : "--cluster-cidr"), List.of(),
-                RunCommand.nodePortCidrs(c.nodePortAddresses(), config != null ? "nodePortAddresses" : "--nodeport-addresses"), c.sync().masqueradeAll(), c.sync().masqueradeBit(),
-                c.sync().minSyncPeriod(), c.sync().syncPeriod(), ProxyConfig.DEFAULT_TABLE,
-                LocalDetection.parse(c.detectLocalMode(), c.bridgeInterface(), c.interfaceNamePrefix()))
-                .withServiceCounters(serviceCounters && !iptables).withEndpointCounters(endpointCounters && !iptables)
-                .withBindHardFail(c.bindAddressHardFail());
-        launch.iptables = iptables;
-        launch.proxyName = c.serviceProxyName().isEmpty() ? null : c.serviceProxyName();
-        launch.healthzAt = c.healthzBindAddress();
-        launch.metricsAt = c.metricsBindAddress();
-        launch.resync = c.configSyncPeriod();
-        launch.zpages = ZPages.of("kube-proxy", Launch.flags(spec));
-        launch.apiQps = c.clientConnection().qps();
-        launch.apiBurst = c.clientConnection().burst();
-        launch.oomScoreAdj = c.oomScoreAdj();
-        return launch.run();
+        launch.cfg(ProxyConfig.builder(hostname(c))
+                .nodeIPs(RunCommand.bindAddressIPs(c.bindAddress()))
+                .clusterCIDRs(RunCommand.cidrs(c.clusterCIDRs(), config != null ? "clusterCIDR" : "--cluster-cidr"))
+                .nodePortAddresses(RunCommand.nodePortCidrs(c.nodePortAddresses(),
+                        config != null ? "nodePortAddresses" : "--nodeport-addresses"))
+                .masqueradeAll(c.sync().masqueradeAll())
+                .masqueradeBit(c.sync().masqueradeBit())
+                .minSyncPeriod(c.sync().minSyncPeriod())
+                .syncPeriod(c.sync().syncPeriod())
+                .localDetection(LocalDetection.parse(c.detectLocalMode(), c.bridgeInterface(), c.interfaceNamePrefix()))
+                .serviceCounters(serviceCounters && !iptables)
+                .endpointCounters(endpointCounters && !iptables)
+                .bindHardFail(c.bindAddressHardFail())
+                .build())
+                .iptables(iptables)
+                .proxyName(c.serviceProxyName().isEmpty() ? null : c.serviceProxyName())
+                .healthzAt(c.healthzBindAddress())
+                .metricsAt(c.metricsBindAddress())
+                .resync(c.configSyncPeriod())
+                .zpages(ZPages.of("kube-proxy", Launch.flags(spec)))
+                .apiQps(c.clientConnection().qps())
+                .apiBurst(c.clientConnection().burst())
+                .oomScoreAdj(c.oomScoreAdj());
+        return launch.build().run();
     }
 
     /** kube-proxy's processHostnameOverrideFlag: the flag over the file, trimmed and lower-cased; else the host name. */

@@ -56,28 +56,177 @@ final class Launch {
     private static final Logger LOG = LoggerFactory.getLogger(Launch.class);
 
     /** Where the objects come from: exactly one of these. */
-    Path manifests;
-    Path kubeconfig;
-    String master;
-    boolean inCluster;
+    private final Path manifests;
+    private final Path kubeconfig;
+    private final String master;
+    private final boolean inCluster;
 
-    ProxyConfig cfg;
-    boolean iptables;
-    String netns;
-    boolean once;
-    boolean dryRun;
-    String proxyName;
-    String healthzAt;
-    String metricsAt;
+    /** The settings; the run adds what it reads of the node (conntrack's liberal TCP). */
+    private final ProxyConfig cfg;
+    private final boolean iptables;
+    private final String netns;
+    private final boolean once;
+    private final boolean dryRun;
+    private final String proxyName;
+    private final String healthzAt;
+    private final String metricsAt;
     /** How often the informers resync (configSyncPeriod). */
-    Duration resync = Duration.ofMinutes(15);
-    /** The API client's request limit (clientConnection.qps and burst): kube-proxy's defaults. */
-    float apiQps = 5;
-    int apiBurst = 10;
+    private final Duration resync;
+    /** The API client's request limit (clientConnection.qps and burst). */
+    private final float apiQps;
+    private final int apiBurst;
     /** The command line's name and flags, for /flagz and /statusz. */
-    ZPages zpages = ZPages.of("nftproxy", Map.of());
+    private final ZPages zpages;
     /** Written to /proc/self/oom_score_adj when the daemon starts; null leaves it alone. */
-    Integer oomScoreAdj;
+    private final Integer oomScoreAdj;
+
+    private Launch(Builder b) {
+        manifests = b.manifests;
+        kubeconfig = b.kubeconfig;
+        master = b.master;
+        inCluster = b.inCluster;
+        cfg = b.cfg;
+        iptables = b.iptables;
+        netns = b.netns;
+        once = b.once;
+        dryRun = b.dryRun;
+        proxyName = b.proxyName;
+        healthzAt = b.healthzAt;
+        metricsAt = b.metricsAt;
+        resync = b.resync;
+        apiQps = b.apiQps;
+        apiBurst = b.apiBurst;
+        zpages = b.zpages;
+        oomScoreAdj = b.oomScoreAdj;
+    }
+
+    /** Settings named as the command lines set them; kube-proxy's defaults where a command leaves one out. */
+    static Builder builder() {
+        return new Builder();
+    }
+
+    private Builder toBuilder() {
+        return builder().manifests(manifests).kubeconfig(kubeconfig).master(master).inCluster(inCluster).cfg(cfg)
+                .iptables(iptables).netns(netns).once(once).dryRun(dryRun).proxyName(proxyName).healthzAt(healthzAt)
+                .metricsAt(metricsAt).resync(resync).apiQps(apiQps).apiBurst(apiBurst).zpages(zpages).oomScoreAdj(oomScoreAdj);
+    }
+
+    /** What a command line read, named; {@link #build} makes the launch. */
+    static final class Builder {
+        private Path manifests;
+        private Path kubeconfig;
+        private String master;
+        private boolean inCluster;
+        private ProxyConfig cfg;
+        private boolean iptables;
+        private String netns;
+        private boolean once;
+        private boolean dryRun;
+        private String proxyName;
+        private String healthzAt;
+        private String metricsAt;
+        private Duration resync = Duration.ofMinutes(15);
+        private float apiQps = 5;
+        private int apiBurst = 10;
+        private ZPages zpages = ZPages.of("nftproxy", Map.of());
+        private Integer oomScoreAdj;
+
+        private Builder() {
+        }
+
+        /** A manifests directory. */
+        Builder manifests(Path v) {
+            manifests = v;
+            return this;
+        }
+
+        /** A kubeconfig (and {@link #master} over its server, or alone). */
+        Builder kubeconfig(Path v) {
+            kubeconfig = v;
+            return this;
+        }
+
+        Builder master(String v) {
+            master = v;
+            return this;
+        }
+
+        /** The service account of the pod this runs in. */
+        Builder inCluster(boolean v) {
+            inCluster = v;
+            return this;
+        }
+
+        Builder cfg(ProxyConfig v) {
+            cfg = v;
+            return this;
+        }
+
+        Builder iptables(boolean v) {
+            iptables = v;
+            return this;
+        }
+
+        Builder netns(String v) {
+            netns = v;
+            return this;
+        }
+
+        Builder once(boolean v) {
+            once = v;
+            return this;
+        }
+
+        Builder dryRun(boolean v) {
+            dryRun = v;
+            return this;
+        }
+
+        /** --service-proxy-name; null or empty: the Services of no such label. */
+        Builder proxyName(String v) {
+            proxyName = v;
+            return this;
+        }
+
+        Builder healthzAt(String v) {
+            healthzAt = v;
+            return this;
+        }
+
+        Builder metricsAt(String v) {
+            metricsAt = v;
+            return this;
+        }
+
+        Builder resync(Duration v) {
+            resync = v;
+            return this;
+        }
+
+        Builder apiQps(float v) {
+            apiQps = v;
+            return this;
+        }
+
+        Builder apiBurst(int v) {
+            apiBurst = v;
+            return this;
+        }
+
+        Builder zpages(ZPages v) {
+            zpages = v;
+            return this;
+        }
+
+        Builder oomScoreAdj(Integer v) {
+            oomScoreAdj = v;
+            return this;
+        }
+
+        Launch build() {
+            return new Launch(this);
+        }
+    }
 
     /** The source given, not reading yet; a kubeconfig that cannot be used is refused here, naming the file. */
     Source openSource(ObjectStore store) throws IOException {
@@ -92,12 +241,17 @@ final class Launch {
         return source;
     }
 
-    @SuppressWarnings("try") // the lock is held while the try block runs; its body need not name it
+    /** Runs on the node (or once); the exit code. */
     int run() throws Exception {
         if (!dryRun) {
             checkBackend(iptables);
         }
-        cfg = cfg.withDropInvalid(!tcpBeLiberal());
+        return toBuilder().cfg(cfg.withDropInvalid(!tcpBeLiberal())).build().start();
+    }
+
+    /** The run, with the node's own settings read. */
+    @SuppressWarnings("try") // the lock is held while the try block runs; its body need not name it
+    private int start() throws Exception {
         ObjectStore store = new ObjectStore(cfg.hostname(),
                 proxyName == null || proxyName.isEmpty() ? ProxySelection.DEFAULT : new ProxySelection(proxyName));
         NetNamespace ns = netns == null ? null : NetNamespace.named(netns);

@@ -138,9 +138,20 @@ final class RunCommand implements Callable<Integer> {
         LocalDetection local = LocalDetection.parse(detectLocalMode != null ? detectLocalMode : file.detectLocalMode(),
                 podBridgeInterface != null ? podBridgeInterface : file.bridgeInterface(),
                 podInterfaceNamePrefix != null ? podInterfaceNamePrefix : file.interfaceNamePrefix());
-        return new ProxyConfig(host, ips, cluster, services,
-                nodePortCidrs(npa, nodePortAddresses != null ? "--nodeport-addresses" : "nodePortAddresses"), masqAll, bit, min, full, ns.table, local)
-                .withServiceCounters(serviceCounters).withEndpointCounters(endpointCounters);
+        return ProxyConfig.builder(host)
+                .nodeIPs(ips)
+                .clusterCIDRs(cluster)
+                .serviceCIDRs(services)
+                .nodePortAddresses(nodePortCidrs(npa, nodePortAddresses != null ? "--nodeport-addresses" : "nodePortAddresses"))
+                .masqueradeAll(masqAll)
+                .masqueradeBit(bit)
+                .minSyncPeriod(min)
+                .syncPeriod(full)
+                .table(ns.table)
+                .localDetection(local)
+                .serviceCounters(serviceCounters)
+                .endpointCounters(endpointCounters)
+                .build();
     }
 
     /** kube-proxy's bindAddress: the node's primary IP when it is not the wildcard. */
@@ -208,10 +219,9 @@ final class RunCommand implements Callable<Integer> {
             return 2;
         }
         boolean iptables = "iptables".equals(backend);
-        Launch launch = new Launch();
-        sources.applyTo(launch);
+        Launch.Builder launch = sources.applyTo(Launch.builder());
         if (sources.given() == 0 && !file.clientConnection().kubeconfig().isEmpty()) {
-            launch.kubeconfig = Path.of(file.clientConnection().kubeconfig()); // kube-proxy's meaning of the field
+            launch.kubeconfig(Path.of(file.clientConnection().kubeconfig())); // kube-proxy's meaning of the field
         } else if (sources.given() != 1) {
             System.err.println("nftproxy: give exactly one of --manifests DIR, --kubeconfig PATH (or --master URL) or --in-cluster");
             return 2;
@@ -241,19 +251,19 @@ final class RunCommand implements Callable<Integer> {
         }
         // With kube-proxy's file, its bindAddressHardFail (false by default); without one, a port that
         // cannot be bound stops the start, as nftproxy run always did.
-        launch.cfg = proxyConfig(file).withBindHardFail(config == null || file.bindAddressHardFail());
-        launch.iptables = iptables;
-        launch.netns = ns.netns;
-        launch.once = once;
-        launch.dryRun = dryRun;
-        launch.proxyName = proxyName;
-        launch.metricsAt = metricsBindAddress != null ? metricsBindAddress : file.metricsBindAddress();
-        launch.healthzAt = healthzBindAddress != null ? healthzBindAddress : file.healthzBindAddress();
-        launch.resync = file.configSyncPeriod();
-        launch.zpages = ZPages.of("nftproxy", Launch.flags(spec));
-        launch.apiQps = file.clientConnection().qps();
-        launch.apiBurst = file.clientConnection().burst();
-        launch.oomScoreAdj = config == null ? null : file.oomScoreAdj(); // kube-proxy's file says how; without one, left alone
+        launch.cfg(proxyConfig(file).withBindHardFail(config == null || file.bindAddressHardFail()))
+                .iptables(iptables)
+                .netns(ns.netns)
+                .once(once)
+                .dryRun(dryRun)
+                .proxyName(proxyName)
+                .metricsAt(metricsBindAddress != null ? metricsBindAddress : file.metricsBindAddress())
+                .healthzAt(healthzBindAddress != null ? healthzBindAddress : file.healthzBindAddress())
+                .resync(file.configSyncPeriod())
+                .zpages(ZPages.of("nftproxy", Launch.flags(spec)))
+                .apiQps(file.clientConnection().qps())
+                .apiBurst(file.clientConnection().burst())
+                .oomScoreAdj(config == null ? null : file.oomScoreAdj()); // kube-proxy's file says how; without one, left alone
         KubeProxyConfiguration.Conntrack ct;
         try {
             ct = conntrackFlags.over(file.conntrack());
@@ -270,6 +280,6 @@ final class RunCommand implements Callable<Integer> {
                 ConntrackSysctls.apply(ct, Path.of("/proc/sys"), Path.of("/sys"), ConntrackSysctls.inHostNamespace());
             }
         }
-        return launch.run();
+        return launch.build().run();
     }
 }

@@ -3,7 +3,6 @@ package io.nftproxy.proxy.cli;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -49,9 +48,8 @@ final class SelftestCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Path dir = DemoManifests.examples();
         try {
-            ProxyConfig cfg = new ProxyConfig("demo-node", List.of(Inet.parse("192.168.50.2")),
-                    List.of(Cidr.parse("10.244.0.0/16")), List.of(Cidr.parse("10.96.0.0/16")), List.of(), false, 14,
-                    Duration.ofSeconds(1), Duration.ofSeconds(30), "nftproxy");
+            ProxyConfig cfg = ProxyConfig.builder("demo-node").nodeIPs(List.of(Inet.parse("192.168.50.2")))
+                    .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).serviceCIDRs(List.of(Cidr.parse("10.96.0.0/16"))).build();
             ObjectStore store = new ObjectStore(cfg.hostname());
             AtomicLong ops = new AtomicLong();
             AtomicLong textChars = new AtomicLong();

@@ -38,16 +38,11 @@ final class SourceOptions {
 
     /** The source given, not reading yet (see {@link Launch#openSource}). */
     Source open(ObjectStore store) throws IOException {
-        Launch l = new Launch();
-        applyTo(l);
-        return l.openSource(store);
+        return applyTo(Launch.builder()).build().openSource(store);
     }
 
-    void applyTo(Launch l) {
-        l.manifests = manifests;
-        l.kubeconfig = kubeconfig;
-        l.master = master;
-        l.inCluster = inCluster;
+    Launch.Builder applyTo(Launch.Builder l) {
+        return l.manifests(manifests).kubeconfig(kubeconfig).master(master).inCluster(inCluster);
     }
 
     /** Reads the source once: for one-shot commands, which give up on an API server that does not answer. */

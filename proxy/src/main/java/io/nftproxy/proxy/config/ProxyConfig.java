@@ -33,21 +33,6 @@ public record ProxyConfig(
         boolean dropInvalid,
         boolean bindHardFail) {
 
-    public ProxyConfig(String hostname, List<InetAddress> nodeIPs, List<Cidr> clusterCIDRs, List<Cidr> serviceCIDRs,
-                       List<Cidr> nodePortAddresses, boolean masqueradeAll, int masqueradeBit, Duration minSyncPeriod,
-                       Duration syncPeriod, String table, LocalDetection localDetection) {
-        this(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit, minSyncPeriod,
-                syncPeriod, table, localDetection, false, false, false, true);
-    }
-
-    /** With kube-proxy's default local traffic detection (ClusterCIDR). */
-    public ProxyConfig(String hostname, List<InetAddress> nodeIPs, List<Cidr> clusterCIDRs, List<Cidr> serviceCIDRs,
-                       List<Cidr> nodePortAddresses, boolean masqueradeAll, int masqueradeBit, Duration minSyncPeriod,
-                       Duration syncPeriod, String table) {
-        this(hostname, nodeIPs, clusterCIDRs, serviceCIDRs, nodePortAddresses, masqueradeAll, masqueradeBit, minSyncPeriod,
-                syncPeriod, table, LocalDetection.CLUSTER_CIDR);
-    }
-
     public static final String DEFAULT_TABLE = "nftproxy";
 
     public ProxyConfig {
