@@ -41,8 +41,8 @@ public final class Endpoint {
     private final Set<String> zoneHints;
     private final Set<String> nodeHints;
 
-    public Endpoint(InetAddress address, int port, String nodeName, String zone, boolean ready, boolean serving,
-                    boolean terminating, Set<String> zoneHints, Set<String> nodeHints) {
+    private Endpoint(InetAddress address, int port, String nodeName, String zone, boolean ready, boolean serving,
+                     boolean terminating, Set<String> zoneHints, Set<String> nodeHints) {
         byte[] b = address == null ? NONE : address.getAddress();
         if (address == null) {
             this.v4 = 0;
@@ -72,13 +72,78 @@ public final class Endpoint {
         this.nodeHints = e.nodeHints;
     }
 
-    public Endpoint(InetAddress address, int port, String nodeName, String zone, boolean ready, boolean serving,
-                    boolean terminating, Set<String> zoneHints) {
-        this(address, port, nodeName, zone, ready, serving, terminating, zoneHints, null);
+    /** A ready (and so serving) endpoint on {@code nodeName}, without zone or hints. */
+    public static Endpoint ready(InetAddress address, int port, String nodeName) {
+        return builder(address, port).node(nodeName).build();
     }
 
-    public static Endpoint ready(InetAddress address, int port, String nodeName) {
-        return new Endpoint(address, port, nodeName, null, true, true, false, null, null);
+    /**
+     * An endpoint with each of its conditions and hints named as it is set: ready and serving
+     * and not terminating unless said (as a slice's conditions left out read, and kube-proxy
+     * reads them), no node, zone or hints unless given.
+     */
+    public static Builder builder(InetAddress address, int port) {
+        return new Builder(address, port);
+    }
+
+    /** Names an endpoint's conditions where three booleans by position would not. */
+    public static final class Builder {
+        private final InetAddress address;
+        private final int port;
+        private String nodeName;
+        private String zone;
+        private boolean ready = true;
+        private boolean serving = true;
+        private boolean terminating;
+        private Set<String> zoneHints;
+        private Set<String> nodeHints;
+
+        private Builder(InetAddress address, int port) {
+            this.address = address;
+            this.port = port;
+        }
+
+        public Builder node(String v) {
+            nodeName = v;
+            return this;
+        }
+
+        public Builder zone(String v) {
+            zone = v;
+            return this;
+        }
+
+        public Builder ready(boolean v) {
+            ready = v;
+            return this;
+        }
+
+        public Builder serving(boolean v) {
+            serving = v;
+            return this;
+        }
+
+        public Builder terminating(boolean v) {
+            terminating = v;
+            return this;
+        }
+
+        /** {@code hints.forZones}; null: the slice gave none. */
+        public Builder zoneHints(Set<String> v) {
+            zoneHints = v;
+            return this;
+        }
+
+        /** {@code hints.forNodes}; null: the slice gave none. */
+        public Builder nodeHints(Set<String> v) {
+            nodeHints = v;
+            return this;
+        }
+
+        /** The endpoint; a port outside 0..65535 is refused. */
+        public Endpoint build() {
+            return new Endpoint(address, port, nodeName, zone, ready, serving, terminating, zoneHints, nodeHints);
+        }
     }
 
     /** The same endpoint on another port (a slice's endpoints serve each of its ports). */

@@ -197,8 +197,9 @@ final class SliceReader {
         Boolean terminating = e.terminating();
         Set<String> zoneHints = e.zoneHints();
         Set<String> nodeHints = e.nodeHints();
-        return new Endpoint(addr, 0, intern(e.nodeName()), intern(e.zone()), ready == null || ready,
-                serving == null || serving, terminating != null && terminating, zoneHints, nodeHints);
+        return Endpoint.builder(addr, 0).node(intern(e.nodeName())).zone(intern(e.zone())).ready(ready == null || ready)
+                .serving(serving == null || serving).terminating(terminating != null && terminating)
+                .zoneHints(zoneHints).nodeHints(nodeHints).build();
     }
 
     /** The endpoints controller's annotation: when the change a slice carries was triggered. */

@@ -24,7 +24,8 @@ class EndpointTest {
     @ValueSource(strings = {"10.244.1.2", "0.0.0.0", "255.255.255.255", "128.0.0.1", "fd00:1::2", "::1", "2001:db8::ffff:1"})
     void holdsItsAddressAsTheSameValue(String literal) {
         InetAddress a = Inet.parse(literal);
-        Endpoint e = new Endpoint(a, 8080, "node-a", "zone-1", true, false, true, Set.of("zone-1"), Set.of("node-a"));
+        Endpoint e = Endpoint.builder(a, 8080).node("node-a").zone("zone-1").serving(false).terminating(true)
+                .zoneHints(Set.of("zone-1")).nodeHints(Set.of("node-a")).build();
         assertEquals(a, e.address());
         assertArrayEquals(a.getAddress(), e.addressBytes());
         assertEquals(Bytes.ip(a), e.ip());
@@ -40,8 +41,8 @@ class EndpointTest {
         String host = a.getAddress().length == 4 ? literal : "[" + Inet.format(a) + "]";
         assertEquals(host + ":8080", e.hostPort());
 
-        Endpoint same = new Endpoint(Inet.parse(literal), 8080, "node-a", "zone-1", true, false, true, Set.of("zone-1"),
-                Set.of("node-a"));
+        Endpoint same = Endpoint.builder(Inet.parse(literal), 8080).node("node-a").zone("zone-1").serving(false)
+                .terminating(true).zoneHints(Set.of("zone-1")).nodeHints(Set.of("node-a")).build();
         assertEquals(same, e);
         assertEquals(same.hashCode(), e.hashCode());
         assertTrue(same.sameAddress(e));
@@ -62,9 +63,9 @@ class EndpointTest {
         assertNotEquals(e, Endpoint.ready(Inet.parse("::a00:1"), 80, "n"));
         assertNotEquals(e, Endpoint.ready(Inet.parse("10.0.0.1"), 81, "n"));
         assertNotEquals(e, Endpoint.ready(Inet.parse("10.0.0.1"), 80, "m"));
-        assertNotEquals(e, new Endpoint(Inet.parse("10.0.0.1"), 80, "n", null, false, true, false, null, null));
-        assertNotEquals(e, new Endpoint(Inet.parse("10.0.0.1"), 80, "n", "z", true, true, false, null, null));
-        assertNotEquals(e, new Endpoint(Inet.parse("10.0.0.1"), 80, "n", null, true, true, false, Set.of("z"), null));
+        assertNotEquals(e, Endpoint.builder(Inet.parse("10.0.0.1"), 80).node("n").ready(false).build());
+        assertNotEquals(e, Endpoint.builder(Inet.parse("10.0.0.1"), 80).node("n").zone("z").build());
+        assertNotEquals(e, Endpoint.builder(Inet.parse("10.0.0.1"), 80).node("n").zoneHints(Set.of("z")).build());
     }
 
     @Test
@@ -86,7 +87,8 @@ class EndpointTest {
                 boolean ready = (c & 1) != 0;
                 boolean serving = (c & 2) != 0;
                 boolean terminating = (c & 4) != 0;
-                Endpoint e = new Endpoint(a, port, "node-a", null, ready, serving, terminating, null, null);
+                Endpoint e = Endpoint.builder(a, port).node("node-a").ready(ready).serving(serving)
+                        .terminating(terminating).build();
                 String what = port + "/" + c;
                 assertEquals(port, e.port(), what);
                 assertEquals(ready, e.ready(), what);
@@ -100,7 +102,7 @@ class EndpointTest {
                 assertEquals(e, moved.withPort(port), what);
             }
         }
-        assertNotEquals(Endpoint.ready(a, 80, "n"), new Endpoint(a, 80, "n", null, true, false, false, null, null));
+        assertNotEquals(Endpoint.ready(a, 80, "n"), Endpoint.builder(a, 80).node("n").serving(false).build());
         assertThrows(IllegalArgumentException.class, () -> Endpoint.ready(a, 65_536, "n"));
         assertThrows(IllegalArgumentException.class, () -> Endpoint.ready(a, -1, "n"));
     }

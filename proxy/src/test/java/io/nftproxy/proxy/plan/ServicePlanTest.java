@@ -44,8 +44,8 @@ class ServicePlanTest {
         for (String e : endpoints.isBlank() ? new String[0] : endpoints.split(" ")) {
             boolean ready = !e.endsWith("!");
             String spec = ready ? e : e.substring(0, e.length() - 1);
-            eps.add(new Endpoint(Inet.parse(spec.substring(0, spec.indexOf('@'))), 8080, spec.substring(spec.indexOf('@') + 1),
-                    null, ready, ready, false, null, null));
+            eps.add(Endpoint.builder(Inet.parse(spec.substring(0, spec.indexOf('@'))), 8080).node(spec.substring(spec.indexOf('@') + 1))
+                    .ready(ready).serving(ready).build());
         }
         return ServicePlan.of(b.build(), eps, NODE, config, f);
     }

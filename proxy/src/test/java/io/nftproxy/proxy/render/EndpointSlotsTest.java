@@ -57,7 +57,7 @@ class EndpointSlotsTest {
     @Test
     void theCurrentCopyOfAnEndpointIsKept() {
         Endpoint held = Endpoint.ready(Inet.parse("10.244.1.2"), 8080, "node-b");
-        Endpoint now = new Endpoint(held.address(), 8080, "node-b", null, false, true, true, null, null);
+        Endpoint now = Endpoint.builder(held.address(), 8080).node("node-b").ready(false).terminating(true).build();
         assertEquals(List.of(now), EndpointSlots.assign(List.of(held), List.of(now)));
     }
 

@@ -120,7 +120,7 @@ class ObjectStoreChangeTest {
     @Test
     void anEndpointInTwoSlicesIsOneAndTheCopyNotTerminatingWins() throws Exception {
         InetAddress ip = InetAddress.getByName("10.244.0.7");
-        Endpoint terminating = new Endpoint(ip, 8080, "n", null, false, true, true, null, null);
+        Endpoint terminating = Endpoint.builder(ip, 8080).node("n").ready(false).terminating(true).build();
         Endpoint ready = Endpoint.ready(ip, 8080, "n");
         Endpoint other = Endpoint.ready(ip, 9090, "n");
         assertEquals(List.of(ready, other), SliceIndex.dedupe(List.of(terminating, other, ready)));

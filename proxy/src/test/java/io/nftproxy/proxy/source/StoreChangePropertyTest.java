@@ -81,8 +81,8 @@ class StoreChangePropertyTest {
                 // Few addresses, so that two slices often list the same endpoint.
                 InetAddress a = Inet.parse("10.244.0." + (1 + r.nextInt(6)));
                 boolean terminating = r.nextInt(5) == 0;
-                list.add(new Endpoint(a, 8080, r.nextBoolean() ? "node-a" : "node-b", null, !terminating, true, terminating,
-                        PartialSyncPropertyTestAccess.zoneHints(r), null));
+                list.add(Endpoint.builder(a, 8080).node(r.nextBoolean() ? "node-a" : "node-b").ready(!terminating)
+                        .terminating(terminating).zoneHints(PartialSyncPropertyTestAccess.zoneHints(r)).build());
             }
             if (!list.isEmpty() || r.nextBoolean()) {
                 eps.put(port(svc, name), list);

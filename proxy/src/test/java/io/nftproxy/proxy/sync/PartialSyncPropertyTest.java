@@ -102,8 +102,9 @@ class PartialSyncPropertyTest {
         boolean ready = flags > 1;
         boolean terminating = flags == 1 || flags == 5;
         String node = r.nextBoolean() ? "node-a" : "node-b";
-        return new Endpoint(ip(addr), 8080, node, null, ready, ready || terminating, terminating, zoneHints(r),
-                r.nextInt(5) == 0 ? Set.of(r.nextBoolean() ? node : "node-c") : null);
+        return Endpoint.builder(ip(addr), 8080).node(node).ready(ready).serving(ready || terminating)
+                .terminating(terminating).zoneHints(zoneHints(r))
+                .nodeHints(r.nextInt(5) == 0 ? Set.of(r.nextBoolean() ? node : "node-c") : null).build();
     }
 
     /**

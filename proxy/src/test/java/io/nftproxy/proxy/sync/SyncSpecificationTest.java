@@ -71,7 +71,7 @@ class SyncSpecificationTest {
     }
 
     static Endpoint ep(String addr, String node) {
-        return new Endpoint(ip(addr), 8080, node, null, true, true, false, null);
+        return Endpoint.builder(ip(addr), 8080).node(node).build();
     }
 
     final List<String> sent = new ArrayList<>();

@@ -38,8 +38,8 @@ class EndpointSelectorTest {
                 nodeHints = names;
             }
         }
-        return new Endpoint(Inet.parse(ip), 80, node, null, flags.contains("R"), flags.contains("S"), flags.contains("T"), hints,
-                nodeHints);
+        return Endpoint.builder(Inet.parse(ip), 80).node(node).ready(flags.contains("R")).serving(flags.contains("S"))
+                .terminating(flags.contains("T")).zoneHints(hints).nodeHints(nodeHints).build();
     }
 
     static ServicePort svc(boolean nodePort, boolean eLocal, boolean iLocal) {

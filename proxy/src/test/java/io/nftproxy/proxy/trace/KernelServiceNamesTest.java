@@ -43,9 +43,9 @@ class KernelServiceNamesTest {
                         .externalIPs(List.of(ip("203.0.113.7"))).build(),
                 dns, ServicePort.builder(dns, 53).clusterIPs(List.of(ip("10.96.0.53"), ip("fd00:96::53"))).build(),
                 empty, ServicePort.builder(empty, 80).clusterIPs(List.of(ip("10.96.0.11"))).build()),
-                Map.of(web, List.of(new Endpoint(ip("10.244.1.2"), 8080, "node-b", null, true, true, false, null, null)),
-                        dns, List.of(new Endpoint(ip("10.244.1.5"), 53, "node-b", null, true, true, false, null, null),
-                                new Endpoint(ip("fd00:244::5"), 53, "node-b", null, true, true, false, null, null))),
+                Map.of(web, List.of(Endpoint.builder(ip("10.244.1.2"), 8080).node("node-b").build()),
+                        dns, List.of(Endpoint.builder(ip("10.244.1.5"), 53).node("node-b").build(),
+                                Endpoint.builder(ip("fd00:244::5"), 53).node("node-b").build())),
                 new NodeInfo("node-a", null, List.of(ip("192.168.50.2")), false));
         ProxyConfig cfg = ProxyConfig.builder("node-a").nodeIPs(List.of(ip("192.168.50.2")))
                 .clusterCIDRs(List.of(Cidr.parse("10.244.0.0/16"))).minSyncPeriod(Duration.ZERO).build();
