@@ -171,34 +171,6 @@ public record ObjectName(Scheme scheme, PickTree.Kind tree, LbAlgorithm algorith
         return a.value();
     }
 
-    /** Of a tree, with numbers in the template's order. */
-    static ObjectName of(Scheme s, PickTree.Kind tree, int... numbers) {
-        return new ObjectName(s, tree, null, boxed(numbers), format(s, tree, null, null, numbers));
-    }
-
-    /** A hashed pick's slots map or chain: of a tree of the cluster's endpoints, an algorithm and a table size. */
-    static ObjectName hashed(Scheme s, PickTree.Kind tree, LbAlgorithm algorithm, int size) {
-        return new ObjectName(s, tree, algorithm, List.of(size), format(s, tree, algorithm, null, size));
-    }
-
-    /** A firewall shard's set or chain. */
-    static ObjectName shard(Scheme s, int shard) {
-        return new ObjectName(s, null, null, List.of(shard), format(s, null, null, null, shard));
-    }
-
-    /** A name whose scheme carries text: a service port's chain, a trace's chain. */
-    static ObjectName withText(Scheme s, String rest) {
-        return new ObjectName(s, null, null, List.of(), format(s, null, null, rest));
-    }
-
-    private static List<Integer> boxed(int[] numbers) {
-        List<Integer> out = new ArrayList<>(numbers.length);
-        for (int n : numbers) {
-            out.add(n);
-        }
-        return out;
-    }
-
     /** The number of placeholder {@code {n}}; -1 where the scheme has none. */
     public int n() {
         return number("n");

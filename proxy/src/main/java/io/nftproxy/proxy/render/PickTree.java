@@ -116,12 +116,12 @@ final class PickTree extends RenderPart {
 
         /** The set of ports whose endpoint count minus one has {@code bit} set. */
         String bitSet(int bit) {
-            return ObjectName.format(ObjectName.Scheme.COUNT_BIT, this, null, null, bit);
+            return CountSetNames.BITS_BY_KIND[ordinal()][bit];
         }
 
         /** The set of ports whose endpoint count minus one is in block {@code block} (1 for 129..256). */
         String blockSet(int block) {
-            return ObjectName.format(ObjectName.Scheme.COUNT_BLOCK, this, null, null, block);
+            return CountSetNames.BLOCKS_BY_KIND[ordinal()][block];
         }
 
         /** The root of the tree of block {@code block} (1 for 129..256), where a count in it is sent. */
@@ -257,6 +257,26 @@ final class PickTree extends RenderPart {
      * frontend of every port rendered (millions in a first sync at 100k services). A class of its
      * own, set up on first use, once Kind's constants exist.
      */
+    /**
+     * The bit and block sets' names, made once: a full sync asks them for every port (a holder,
+     * as the kinds' names are made by ObjectName, whose schemes read the kinds).
+     */
+    private static final class CountSetNames {
+        static final String[][] BITS_BY_KIND = new String[Kind.values().length][BITS];
+        static final String[][] BLOCKS_BY_KIND = new String[Kind.values().length][BLOCKS];
+
+        static {
+            for (Kind kind : Kind.values()) {
+                for (int bit = 0; bit < BITS; bit++) {
+                    BITS_BY_KIND[kind.ordinal()][bit] = ObjectName.format(ObjectName.Scheme.COUNT_BIT, kind, null, null, bit);
+                }
+                for (int block = 1; block < BLOCKS; block++) {
+                    BLOCKS_BY_KIND[kind.ordinal()][block] = ObjectName.format(ObjectName.Scheme.COUNT_BLOCK, kind, null, null, block);
+                }
+            }
+        }
+    }
+
     private static final class EndpointMapNames {
         static final String[][] BY_KIND = new String[Kind.values().length][];
 
