@@ -131,10 +131,14 @@ class KubernetesSourceKernelTest {
     }
 
     @Test
-    void startingIsRecordedOnTheNodeAsKubeProxyRecordsIt() {
+    void startingIsRecordedOnTheNodeAsKubeProxyRecordsIt() throws Exception {
         ObjectStore store = new ObjectStore("node-a");
         try (KubernetesSource source = new KubernetesSource(client, store)) {
             source.announceStart();
+            // Sent on a thread of its own: waited for here, not by close(), which gives a send 3 s
+            // and a loaded machine (a coverage run beside CI) more than that.
+            eventually(() -> !client.events().v1().events().inNamespace("default").list().getItems().isEmpty(),
+                    "the event reaches the API server");
         }
         List<Event> events = client.events().v1().events().inNamespace("default").list()
                 .getItems();
