@@ -218,10 +218,11 @@ public final class NftRenderer {
      * What the commits of one sync must leave in place for the packets that cross them ({@link
      * Transitions}): {@code newFragments}, the sync's new fragments of every port, read only when
      * a port lets a frontend go (it may be another port's now); {@code kept}, by set and key, the
-     * elements earlier changes keep still.
+     * elements earlier changes keep still (null: none, which spares the look at every index a
+     * packet could draw).
      */
     public static Crossings crossings(Supplier<List<Fragment>> newFragments, BiPredicate<String, Bytes> kept) {
-        return new Crossings(Transitions.elsewhere(newFragments), kept::test);
+        return new Crossings(Transitions.elsewhere(newFragments), kept == null ? Transitions.NOTHING_KEPT : kept::test);
     }
 
     /** What one sync's changes keep for the packets crossing their commits (see {@link #crossings}). */

@@ -253,30 +253,34 @@ final class PickTree extends RenderPart {
     }
 
     /**
-     * {@link Kind#endpoints}'s names by kind and count, one string per bucket: asked for every
-     * frontend of every port rendered (millions in a first sync at 100k services). A class of its
-     * own, set up on first use, once Kind's constants exist.
-     */
-    /**
      * The bit and block sets' names, made once: a full sync asks them for every port (a holder,
      * as the kinds' names are made by ObjectName, whose schemes read the kinds).
      */
     private static final class CountSetNames {
-        static final String[][] BITS_BY_KIND = new String[Kind.values().length][BITS];
-        static final String[][] BLOCKS_BY_KIND = new String[Kind.values().length][BLOCKS];
+        // From NftRenderer's constants, not PickTree's: a holder that started PickTree's own
+        // initialisation (which asks it for names) could deadlock two threads.
+        private static final int BIT_COUNT = Integer.numberOfTrailingZeros(MAX_SHARED_PICK);
+        private static final int BLOCK_COUNT = MAX_PLAIN_PICK / MAX_SHARED_PICK;
+        static final String[][] BITS_BY_KIND = new String[Kind.values().length][BIT_COUNT];
+        static final String[][] BLOCKS_BY_KIND = new String[Kind.values().length][BLOCK_COUNT];
 
         static {
             for (Kind kind : Kind.values()) {
-                for (int bit = 0; bit < BITS; bit++) {
+                for (int bit = 0; bit < BIT_COUNT; bit++) {
                     BITS_BY_KIND[kind.ordinal()][bit] = ObjectName.format(ObjectName.Scheme.COUNT_BIT, kind, null, null, bit);
                 }
-                for (int block = 1; block < BLOCKS; block++) {
+                for (int block = 1; block < BLOCK_COUNT; block++) {
                     BLOCKS_BY_KIND[kind.ordinal()][block] = ObjectName.format(ObjectName.Scheme.COUNT_BLOCK, kind, null, null, block);
                 }
             }
         }
     }
 
+    /**
+     * {@link Kind#endpoints}'s names by kind and count, one string per bucket: asked for every
+     * frontend of every port rendered (millions in a first sync at 100k services). A class of its
+     * own, set up on first use, once Kind's constants exist.
+     */
     private static final class EndpointMapNames {
         static final String[][] BY_KIND = new String[Kind.values().length][];
 

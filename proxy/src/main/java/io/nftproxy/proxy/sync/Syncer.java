@@ -285,7 +285,7 @@ public final class Syncer implements Backend {
             }
             // What earlier changes keep past this commit, which a packet crossing it could find.
             TableState held = ts;
-            BiPredicate<String, Bytes> kept = ts.transitions == expiringHere ? (set, key) -> false
+            BiPredicate<String, Bytes> kept = ts.transitions == expiringHere ? null // nothing kept
                     : (set, key) -> held.transitionalRefs(set, key) > 0;
             List<ServicePortName> crossed = new ArrayList<>();
             for (ServicePortName id : plan.ports()) {
